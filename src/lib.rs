@@ -1,0 +1,8 @@
+//! rocegate: a pre-deployment validation harness for RoCEv2 GPU fabrics.
+//!
+//! Data flows one way: `config` (load and validate) → `plan` (pairs, rounds,
+//! coverage) → `exec` (transports) → `workload` (command lines and parsers) →
+//! `score` (verdicts) → `report` (events, JSONL, JUnit, HTML). `emu` is the
+//! emulated fabric; only `exec` talks to it.
+
+pub mod workload;

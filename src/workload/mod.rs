@@ -1,0 +1,8 @@
+//! Workloads: for each tool, a command-line builder and an output parser.
+//!
+//! A parser reads text a tool printed and knows nothing about how it ran.
+
+pub mod failure;
+pub mod nccl;
+pub mod perftest;
+pub mod text;

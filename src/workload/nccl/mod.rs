@@ -1,0 +1,2 @@
+//! nccl-tests.
+pub mod parse;

@@ -1,0 +1,2 @@
+//! perftest.
+pub mod parse;
