@@ -5,4 +5,5 @@
 //! `score` (verdicts) → `report` (events, JSONL, JUnit, HTML). `emu` is the
 //! emulated fabric; only `exec` talks to it.
 
+pub mod config;
 pub mod workload;

@@ -1,0 +1,673 @@
+//! Validation of the inventory: hostlists expanded, names unique, links
+//! resolved, values in range. Every problem is reported with its place.
+
+use std::collections::{HashMap, HashSet};
+
+use sha2::{Digest, Sha256};
+
+use super::diag::{from_yaml_error, Diagnostics, Sink};
+use super::hostlist;
+use super::inventory::{Credentials, Defect, GidIndex, InventoryFile, SwitchRole, TransportSpec};
+use super::model::*;
+
+/// Characters allowed in names that reach a remote shell (hosts, devices,
+/// ports). They are also quoted when used; this keeps them readable.
+pub fn is_safe_name(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with('-')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._:/@+-".contains(c))
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Reads a file for loading; an unreadable file is a diagnostic, not a panic.
+pub fn read_source(path: &str) -> Result<String, Diagnostics> {
+    std::fs::read_to_string(path).map_err(|e| {
+        Diagnostics(vec![super::diag::Diagnostic {
+            file: path.to_string(),
+            line: None,
+            column: None,
+            path: String::new(),
+            message: format!("cannot read: {e}"),
+        }])
+    })
+}
+
+pub fn load_inventory(path: &str) -> Result<Inventory, Diagnostics> {
+    let text = read_source(path)?;
+    parse_inventory(path, &text)
+}
+
+pub fn parse_inventory(path: &str, text: &str) -> Result<Inventory, Diagnostics> {
+    let raw: InventoryFile =
+        serde_yaml::from_str(text).map_err(|e| Diagnostics(vec![from_yaml_error(path, &e)]))?;
+    let mut sink = Sink::new(path, text);
+    let inv = check_inventory(raw, text, &mut sink);
+    if sink.is_empty() {
+        Ok(inv)
+    } else {
+        Err(Diagnostics(sink.found))
+    }
+}
+
+/// Expands an address written for a group: a `{host}`/`{name}` template, a
+/// hostlist zipped with the names, or a literal (only for one name).
+fn expand_addresses(
+    spec: Option<&str>,
+    names: &[String],
+    placeholder: &str,
+) -> Result<Vec<String>, String> {
+    let Some(spec) = spec else {
+        return Ok(names.to_vec());
+    };
+    if spec.contains(placeholder) {
+        return Ok(names.iter().map(|n| spec.replace(placeholder, n)).collect());
+    }
+    let list = hostlist::expand(spec).map_err(|e| e.to_string())?;
+    if list.len() == names.len() {
+        Ok(list)
+    } else if list.len() == 1 {
+        Err(format!(
+            "one address \"{spec}\" for {} names; use a template such as \"{placeholder}.mgmt\" or a hostlist with one address per name",
+            names.len()
+        ))
+    } else {
+        Err(format!(
+            "\"{spec}\" expands to {} addresses for {} names",
+            list.len(),
+            names.len()
+        ))
+    }
+}
+
+fn check_inventory(raw: InventoryFile, text: &str, sink: &mut Sink) -> Inventory {
+    let f = &raw.fabric;
+    if !is_safe_name(&f.name) {
+        sink.error(
+            "fabric.name",
+            format!(
+                "\"{}\" is not a valid name (letters, digits, . _ - only)",
+                f.name
+            ),
+        );
+    }
+    if f.rails == 0 || f.rails > 64 {
+        sink.error(
+            "fabric.rails",
+            format!("{} rails is impossible (1-64)", f.rails),
+        );
+    }
+    let r = &f.roce;
+    if r.pfc_priority > 7 {
+        sink.error(
+            "fabric.roce.pfc_priority",
+            format!("priority {} is out of range (0-7)", r.pfc_priority),
+        );
+    }
+    if r.cnp_priority > 7 {
+        sink.error(
+            "fabric.roce.cnp_priority",
+            format!("priority {} is out of range (0-7)", r.cnp_priority),
+        );
+    } else if r.cnp_priority == r.pfc_priority {
+        sink.error(
+            "fabric.roce.cnp_priority",
+            "CNPs must not share the lossless RoCE priority (commonly RoCE 3, CNP 6)",
+        );
+    }
+    for (key, v) in [("dscp_roce", r.dscp_roce), ("dscp_cnp", r.dscp_cnp)] {
+        if v > 63 {
+            sink.error(
+                format!("fabric.roce.{key}"),
+                format!("DSCP {v} is out of range (0-63)"),
+            );
+        }
+    }
+    if r.dscp_roce == r.dscp_cnp {
+        sink.error(
+            "fabric.roce.dscp_cnp",
+            "must differ from dscp_roce (commonly 26 and 48)",
+        );
+    }
+    if ![256, 512, 1024, 2048, 4096].contains(&r.mtu) {
+        sink.error(
+            "fabric.roce.mtu",
+            format!("{} is not a RoCE MTU (256, 512, 1024, 2048 or 4096)", r.mtu),
+        );
+    }
+    match r.ecn {
+        Some(e) if e.min_kb == 0 || e.min_kb >= e.max_kb => sink.error(
+            "fabric.roce.ecn",
+            format!(
+                "min_kb {} must be above 0 and below max_kb {}",
+                e.min_kb, e.max_kb
+            ),
+        ),
+        None if r.dcqcn => sink.error(
+            "fabric.roce",
+            "dcqcn is true but ecn thresholds are missing (add ecn: {min_kb: 150, max_kb: 1500})",
+        ),
+        _ => {}
+    }
+
+    if let TransportSpec::Ssh(ssh) = &raw.transport {
+        if let Some(u) = &ssh.user {
+            if !is_safe_name(u) {
+                sink.error(
+                    "transport.ssh.user",
+                    format!("\"{u}\" is not a valid user name"),
+                );
+            }
+        }
+        if ssh.parallelism == 0 {
+            sink.error("transport.ssh.parallelism", "must be at least 1");
+        }
+        if ssh.per_host == 0 {
+            sink.error("transport.ssh.per_host", "must be at least 1");
+        }
+        for (i, o) in ssh.options.iter().enumerate() {
+            if !o.contains('=') || o.contains(char::is_whitespace) {
+                sink.error(
+                    format!("transport.ssh.options[{i}]"),
+                    format!("\"{o}\" is not an ssh option (write Name=value)"),
+                );
+            }
+        }
+    }
+
+    // Nodes.
+    let mut names_seen: HashMap<String, String> = HashMap::new();
+    let mut nodes = Vec::new();
+    let mut nics = Vec::new();
+    for (gi, group) in raw.nodes.iter().enumerate() {
+        let base = format!("nodes[{gi}]");
+        let hosts = match hostlist::expand(&group.hosts) {
+            Ok(h) => h,
+            Err(e) => {
+                sink.error(format!("{base}.hosts"), e.to_string());
+                continue;
+            }
+        };
+        let addresses = match expand_addresses(group.address.as_deref(), &hosts, "{host}") {
+            Ok(a) => a,
+            Err(e) => {
+                sink.error(format!("{base}.address"), e);
+                hosts.clone()
+            }
+        };
+        if group.nics.is_empty() {
+            sink.error(format!("{base}.nics"), "a node needs at least one RDMA NIC");
+        }
+        let mut devices = HashSet::new();
+        for (ni, nic) in group.nics.iter().enumerate() {
+            let p = format!("{base}.nics[{ni}]");
+            if !is_safe_name(&nic.device) {
+                sink.error(
+                    format!("{p}.device"),
+                    format!("\"{}\" is not a valid device name", nic.device),
+                );
+            }
+            if !is_safe_name(&nic.netdev) {
+                sink.error(
+                    format!("{p}.netdev"),
+                    format!("\"{}\" is not a valid netdev name", nic.netdev),
+                );
+            }
+            if !devices.insert(nic.device.clone()) {
+                sink.error(
+                    format!("{p}.device"),
+                    format!("device {} appears twice in this node group", nic.device),
+                );
+            }
+            if nic.rail >= f.rails {
+                sink.error(
+                    format!("{p}.rail"),
+                    format!(
+                        "rail {} is not declared by the fabric (rails are 0-{})",
+                        nic.rail,
+                        f.rails.saturating_sub(1)
+                    ),
+                );
+            }
+            if nic.speed_gbps == 0 || nic.speed_gbps > 1600 {
+                sink.error(
+                    format!("{p}.speed_gbps"),
+                    format!("{} Gb/s is not a NIC speed (1-1600)", nic.speed_gbps),
+                );
+            }
+            if let Some(0) = nic.port {
+                sink.error(format!("{p}.port"), "RDMA ports are numbered from 1");
+            }
+        }
+        for (hi, host) in hosts.iter().enumerate() {
+            if let Some(prev) = names_seen.insert(host.clone(), base.clone()) {
+                sink.error(
+                    format!("{base}.hosts"),
+                    format!("node {host} is already defined in {prev}"),
+                );
+                continue;
+            }
+            let node_id = nodes.len();
+            let mut ids = Vec::new();
+            for (ri, nic) in group.nics.iter().enumerate() {
+                let address = nic.address.as_ref().map(|t| {
+                    t.replace("{host}", host)
+                        .replace("{rail}", &nic.rail.to_string())
+                        .replace("{index}", &(hi + 1).to_string())
+                        .replace("{nic}", &ri.to_string())
+                });
+                ids.push(nics.len());
+                nics.push(Nic {
+                    node: node_id,
+                    device: nic.device.clone(),
+                    netdev: nic.netdev.clone(),
+                    port: nic.port.unwrap_or(1),
+                    gid_index: nic.gid_index,
+                    numa: nic.numa,
+                    gpu: nic.gpu,
+                    rail: nic.rail,
+                    speed_gbps: nic.speed_gbps,
+                    address,
+                    uplink: None,
+                });
+            }
+            nodes.push(Node {
+                name: host.clone(),
+                address: addresses.get(hi).cloned().unwrap_or_else(|| host.clone()),
+                nics: ids,
+            });
+        }
+    }
+    if raw.nodes.is_empty() {
+        sink.error("nodes", "the inventory has no nodes");
+    }
+    for n in &nodes {
+        if !is_safe_name(&n.address) {
+            sink.error(
+                "nodes",
+                format!(
+                    "node {}: address \"{}\" is not a valid host name or IP",
+                    n.name, n.address
+                ),
+            );
+        }
+    }
+
+    // Switches.
+    let mut switches = Vec::new();
+    for (si, group) in raw.switches.iter().enumerate() {
+        let base = format!("switches[{si}]");
+        let names = match hostlist::expand(&group.name) {
+            Ok(n) => n,
+            Err(e) => {
+                sink.error(format!("{base}.name"), e.to_string());
+                continue;
+            }
+        };
+        let addresses = match expand_addresses(group.address.as_deref(), &names, "{name}") {
+            Ok(a) => a,
+            Err(e) => {
+                sink.error(format!("{base}.address"), e);
+                names.clone()
+            }
+        };
+        if let Some(rail) = group.rail {
+            if group.role != SwitchRole::Leaf {
+                sink.error(format!("{base}.rail"), "only leaves serve a rail");
+            } else if rail >= f.rails {
+                sink.error(
+                    format!("{base}.rail"),
+                    format!(
+                        "rail {rail} is not declared by the fabric (rails are 0-{})",
+                        f.rails.saturating_sub(1)
+                    ),
+                );
+            }
+        }
+        if let Some(Credentials::Env(var)) = &group.credentials {
+            if var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                sink.error(
+                    format!("{base}.credentials.env"),
+                    format!("\"{var}\" is not an environment variable name"),
+                );
+            }
+        }
+        for (i, name) in names.iter().enumerate() {
+            if let Some(prev) = names_seen.insert(name.clone(), base.clone()) {
+                sink.error(
+                    format!("{base}.name"),
+                    format!("{name} is already defined in {prev}"),
+                );
+                continue;
+            }
+            switches.push(Switch {
+                name: name.clone(),
+                role: group.role,
+                driver: group.driver,
+                address: addresses.get(i).cloned().unwrap_or_else(|| name.clone()),
+                credentials: group.credentials.clone(),
+                rail: group.rail,
+                links: Vec::new(),
+            });
+        }
+    }
+    let node_by_name: HashMap<String, NodeId> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.name.clone(), i))
+        .collect();
+    let switch_by_name: HashMap<String, SwitchId> = switches
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.name.clone(), i))
+        .collect();
+
+    let mut inv = Inventory {
+        source: SourceFile {
+            path: sink.file().to_string(),
+            sha256: sha256_hex(text.as_bytes()),
+        },
+        fabric: raw.fabric.clone(),
+        transport: raw.transport.clone(),
+        nodes,
+        nics,
+        switches,
+        links: Vec::new(),
+        defects: raw
+            .emulation
+            .as_ref()
+            .map(|e| e.defects.clone())
+            .unwrap_or_default(),
+        node_by_name,
+        switch_by_name,
+    };
+    check_links(&raw, &mut inv, sink);
+    check_defects(&inv, sink);
+    inv
+}
+
+fn node_list(inv: &Inventory) -> String {
+    let names: Vec<String> = inv.nodes.iter().map(|n| n.name.clone()).collect();
+    hostlist::compress(&names)
+}
+
+/// Resolves one link end, or says precisely why it does not resolve.
+fn resolve(inv: &Inventory, text: &str) -> Result<End, String> {
+    let Some((left, right)) = text.split_once(':') else {
+        return Err(format!("\"{text}\" must be node:device or switch:port"));
+    };
+    if let Some(&node) = inv.node_by_name.get(left) {
+        let devices: Vec<&str> = inv.nodes[node]
+            .nics
+            .iter()
+            .map(|&n| inv.nics[n].device.as_str())
+            .collect();
+        return inv.nodes[node]
+            .nics
+            .iter()
+            .find(|&&n| inv.nics[n].device == right)
+            .map(|&n| End::Nic(n))
+            .ok_or_else(|| {
+                format!(
+                    "node {left} has no NIC {right} (it has {})",
+                    devices.join(", ")
+                )
+            });
+    }
+    if let Some(&switch) = inv.switch_by_name.get(left) {
+        if !is_safe_name(right) {
+            return Err(format!("\"{right}\" is not a valid port name"));
+        }
+        return Ok(End::Port {
+            switch,
+            port: right.to_string(),
+        });
+    }
+    Err(format!(
+        "\"{left}\" is neither a node nor a switch of the inventory (nodes are {})",
+        node_list(inv)
+    ))
+}
+
+fn check_links(raw: &InventoryFile, inv: &mut Inventory, sink: &mut Sink) {
+    let mut used: HashMap<End, String> = HashMap::new();
+    for (li, spec) in raw.links.iter().enumerate() {
+        let base = format!("links[{li}]");
+        let a_list = hostlist::expand(&spec.a);
+        let b_list = hostlist::expand(&spec.b);
+        let (a_list, b_list) = match (a_list, b_list) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(e), _) => {
+                sink.error(format!("{base}.a"), e.to_string());
+                continue;
+            }
+            (_, Err(e)) => {
+                sink.error(format!("{base}.b"), e.to_string());
+                continue;
+            }
+        };
+        if a_list.len() != b_list.len() {
+            sink.error(
+                base.clone(),
+                format!(
+                    "a expands to {} ends but b to {}; both sides must match one to one",
+                    a_list.len(),
+                    b_list.len()
+                ),
+            );
+            continue;
+        }
+        for (a_text, b_text) in a_list.iter().zip(&b_list) {
+            let a = resolve(inv, a_text);
+            let b = resolve(inv, b_text);
+            let (a, b) = match (a, b) {
+                (Ok(a), Ok(b)) => (a, b),
+                (Err(e), _) => {
+                    sink.error(format!("{base}.a"), e);
+                    continue;
+                }
+                (_, Err(e)) => {
+                    sink.error(format!("{base}.b"), e);
+                    continue;
+                }
+            };
+            let mut bad = false;
+            for (end, key) in [(&a, "a"), (&b, "b")] {
+                if let Some(prev) = used.insert(end.clone(), base.clone()) {
+                    sink.error(
+                        format!("{base}.{key}"),
+                        format!("{} is already cabled in {prev}", inv.end_name(end)),
+                    );
+                    bad = true;
+                }
+            }
+            if bad {
+                continue;
+            }
+            let (kind, speed) = match (&a, &b) {
+                (End::Nic(_), End::Nic(_)) => {
+                    sink.error(
+                        base.clone(),
+                        format!(
+                            "{a_text} and {b_text} are both NICs; a NIC connects to a switch port"
+                        ),
+                    );
+                    continue;
+                }
+                (End::Nic(n), End::Port { switch, .. })
+                | (End::Port { switch, .. }, End::Nic(n)) => {
+                    if inv.switches[*switch].role != SwitchRole::Leaf {
+                        sink.error(
+                            base.clone(),
+                            format!(
+                                "{} connects a NIC to spine {}; NICs connect to leaves",
+                                inv.nic_name(*n),
+                                inv.switches[*switch].name
+                            ),
+                        );
+                    }
+                    (
+                        LinkKind::Host,
+                        spec.speed_gbps.unwrap_or(inv.nics[*n].speed_gbps),
+                    )
+                }
+                (End::Port { switch: s1, .. }, End::Port { switch: s2, .. }) => {
+                    if s1 == s2 {
+                        sink.error(
+                            base.clone(),
+                            format!("{a_text} and {b_text} are on the same switch"),
+                        );
+                        continue;
+                    }
+                    let roles = (inv.switches[*s1].role, inv.switches[*s2].role);
+                    let kind = if roles.0 != roles.1 {
+                        LinkKind::Fabric
+                    } else {
+                        LinkKind::Other
+                    };
+                    let Some(speed) = spec.speed_gbps else {
+                        sink.error(
+                            base.clone(),
+                            "speed_gbps is required for switch-to-switch links",
+                        );
+                        continue;
+                    };
+                    (kind, speed)
+                }
+            };
+            if speed == 0 || speed > 1600 {
+                sink.error(
+                    format!("{base}.speed_gbps"),
+                    format!("{speed} Gb/s is not a link speed (1-1600)"),
+                );
+            }
+            // Keep fabric links oriented leaf → spine, so readers can rely on it.
+            let (a, b) = match (&a, &b) {
+                (End::Port { switch, .. }, End::Port { .. })
+                    if kind == LinkKind::Fabric
+                        && inv.switches[*switch].role == SwitchRole::Spine =>
+                {
+                    (b, a)
+                }
+                (End::Port { .. }, End::Nic(_)) => (b, a),
+                _ => (a, b),
+            };
+            let id = inv.links.len();
+            for end in [&a, &b] {
+                match end {
+                    End::Nic(n) => inv.nics[*n].uplink = Some(id),
+                    End::Port { switch, .. } => inv.switches[*switch].links.push(id),
+                }
+            }
+            inv.links.push(Link {
+                a,
+                b,
+                speed_gbps: speed,
+                kind,
+            });
+        }
+    }
+    // A leaf that declares a rail should only carry NICs of that rail.
+    for (id, link) in inv.links.iter().enumerate() {
+        if let (End::Nic(n), End::Port { switch, .. }) = (&link.a, &link.b) {
+            if let Some(rail) = inv.switches[*switch].rail {
+                if inv.nics[*n].rail != rail {
+                    let li = raw_link_index(raw, inv, id);
+                    sink.error(
+                        li,
+                        format!(
+                            "{} is on rail {} but leaf {} serves rail {rail}",
+                            inv.nic_name(*n),
+                            inv.nics[*n].rail,
+                            inv.switches[*switch].name
+                        ),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Finds which `links[i]` entry produced link `id`, for error paths.
+fn raw_link_index(raw: &InventoryFile, inv: &Inventory, id: LinkId) -> String {
+    let name_a = inv.end_name(&inv.links[id].a);
+    let name_b = inv.end_name(&inv.links[id].b);
+    for (i, spec) in raw.links.iter().enumerate() {
+        let a = hostlist::expand(&spec.a).unwrap_or_default();
+        let b = hostlist::expand(&spec.b).unwrap_or_default();
+        if a.iter().chain(&b).any(|t| *t == name_a || *t == name_b) {
+            return format!("links[{i}]");
+        }
+    }
+    "links".into()
+}
+
+fn check_defects(inv: &Inventory, sink: &mut Sink) {
+    let nic_ok = |s: &str| matches!(inv.resolve_end(s), Some(End::Nic(_)));
+    let node_ok = |s: &str| inv.node_by_name.contains_key(s);
+    let switch_ok = |s: &str| inv.switch_by_name.contains_key(s);
+    for (i, d) in inv.defects.iter().enumerate() {
+        let p = format!("emulation.defects[{i}]");
+        let problem = match d {
+            Defect::NicSpeed { nic, gbps } => (!nic_ok(nic))
+                .then(|| format!("nic {nic} is not in the inventory (write node:device)"))
+                .or_else(|| (*gbps == 0).then(|| "gbps must be above 0".to_string())),
+            Defect::BadCable { link, ber } => (inv
+                .resolve_end(link)
+                .and_then(|e| inv.link_at(&e))
+                .is_none())
+            .then(|| format!("no cable has an end at {link}"))
+            .or_else(|| {
+                (!(*ber > 0.0 && *ber < 1.0))
+                    .then(|| format!("ber {ber} must be between 0 and 1 (e.g. 1e-6)"))
+            }),
+            Defect::SlowNode { node, factor } => (!node_ok(node))
+                .then(|| format!("node {node} is not in the inventory"))
+                .or_else(|| {
+                    (!(*factor > 0.0 && *factor < 1.0))
+                        .then(|| format!("factor {factor} must be between 0 and 1"))
+                }),
+            Defect::UplinkDown { port } => {
+                match inv.resolve_end(port).and_then(|e| inv.link_at(&e)) {
+                    Some(l) if inv.links[l].kind == LinkKind::Fabric => None,
+                    Some(_) => Some(format!("{port} is not a leaf–spine uplink")),
+                    None => Some(format!("no cable has an end at {port}")),
+                }
+            }
+            Defect::SwappedCables { a, b } => (!nic_ok(a) || !nic_ok(b) || a == b)
+                .then(|| format!("{a} and {b} must be two different NICs of the inventory")),
+            Defect::PfcOff { switch } => {
+                (!switch_ok(switch)).then(|| format!("switch {switch} is not in the inventory"))
+            }
+            Defect::EcnThresholds {
+                switch,
+                min_kb,
+                max_kb,
+            } => (!switch_ok(switch))
+                .then(|| format!("switch {switch} is not in the inventory"))
+                .or_else(|| {
+                    (min_kb >= max_kb)
+                        .then(|| format!("min_kb {min_kb} must be below max_kb {max_kb}"))
+                }),
+            Defect::Firmware { node, .. } => {
+                (!node_ok(node)).then(|| format!("node {node} is not in the inventory"))
+            }
+            Defect::ExtraPfc { nic, priorities } => (!nic_ok(nic))
+                .then(|| format!("nic {nic} is not in the inventory (write node:device)"))
+                .or_else(|| {
+                    priorities
+                        .iter()
+                        .any(|p| *p > 7)
+                        .then(|| "priorities are 0-7".to_string())
+                }),
+        };
+        if let Some(msg) = problem {
+            sink.error(p, msg);
+        }
+    }
+    let _ = GidIndex::Discover;
+}

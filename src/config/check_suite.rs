@@ -1,0 +1,670 @@
+//! Validation of a suite against an inventory: test kinds, tool rules (the
+//! ones perftest itself enforces), patterns, expectations and fault targets.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use super::check::{read_source, sha256_hex};
+use super::diag::{from_yaml_error, Diagnostics, Sink};
+use super::hostlist;
+use super::model::*;
+use super::suite::*;
+use super::units::Span;
+
+#[derive(Debug, Clone)]
+pub struct Suite {
+    pub source: SourceFile,
+    pub name: String,
+    pub description: Option<String>,
+    pub gate: Gate,
+    pub max_concurrent: Option<usize>,
+    pub tests: Vec<Test>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Test {
+    pub name: String,
+    pub kind: TestKind,
+    pub pattern: Option<Pattern>,
+    /// Nodes the test may use, in inventory order.
+    pub nodes: Vec<NodeId>,
+    pub rails: Vec<u32>,
+    pub repeat: u32,
+    pub timeout: Duration,
+    pub contention: bool,
+    pub expect: Expect,
+    /// The metric thresholds apply to (from `expect.metric` or the kind's default).
+    pub metric: Option<Metric>,
+}
+
+#[derive(Debug, Clone)]
+pub enum TestKind {
+    Perftest(PerftestSpec),
+    Nccl(NcclSpec),
+    Iperf(IperfSpec),
+    Fault(Fault),
+}
+
+impl TestKind {
+    pub fn label(&self) -> &'static str {
+        match self {
+            TestKind::Perftest(_) => "perftest",
+            TestKind::Nccl(_) => "nccl",
+            TestKind::Iperf(_) => "iperf",
+            TestKind::Fault(_) => "fault",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Fault {
+    pub action: FaultAction,
+    /// Index of the test the fault runs during.
+    pub during: usize,
+    pub at: Duration,
+    pub duration: Duration,
+    pub repeat: u32,
+    pub pace: Option<Duration>,
+}
+
+#[derive(Debug, Clone)]
+pub enum FaultAction {
+    LinkFlap {
+        end: End,
+        link: LinkId,
+    },
+    LeafReset {
+        switch: SwitchId,
+        mode: LeafResetMode,
+    },
+}
+
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
+pub fn load_suite(path: &str, inv: &Inventory) -> Result<Suite, Diagnostics> {
+    let text = read_source(path)?;
+    parse_suite(path, &text, inv)
+}
+
+pub fn parse_suite(path: &str, text: &str, inv: &Inventory) -> Result<Suite, Diagnostics> {
+    let raw: SuiteFile =
+        serde_yaml::from_str(text).map_err(|e| Diagnostics(vec![from_yaml_error(path, &e)]))?;
+    let mut sink = Sink::new(path, text);
+    let suite = check_suite(raw, text, inv, &mut sink);
+    if sink.is_empty() {
+        Ok(suite)
+    } else {
+        Err(Diagnostics(sink.found))
+    }
+}
+
+fn default_metric(kind: &TestKind) -> Option<Metric> {
+    match kind {
+        TestKind::Perftest(p) if p.tool.is_bw() => Some(Metric::BwAvgGbps),
+        TestKind::Perftest(_) => Some(Metric::TTypicalUs),
+        TestKind::Nccl(_) => Some(Metric::BusbwGbs),
+        TestKind::Iperf(_) => Some(Metric::ThroughputGbps),
+        TestKind::Fault(_) => None,
+    }
+}
+
+fn check_suite(raw: SuiteFile, text: &str, inv: &Inventory, sink: &mut Sink) -> Suite {
+    if !super::check::is_safe_name(&raw.suite.name) {
+        sink.error(
+            "suite.name",
+            format!(
+                "\"{}\" is not a valid name (letters, digits, . _ - only)",
+                raw.suite.name
+            ),
+        );
+    }
+    if raw.tests.is_empty() {
+        sink.error("tests", "the suite has no tests");
+    }
+    if raw.gate.fail_on.contains(&VerdictName::Pass) {
+        sink.error(
+            "gate.fail_on",
+            "a gate that fails on pass can never pass (usually [fail, error])",
+        );
+    }
+    if let Some(0) = raw.defaults.max_concurrent {
+        sink.error("defaults.max_concurrent", "must be at least 1");
+    }
+    if let Some(0) = raw.defaults.repeat {
+        sink.error("defaults.repeat", "must be at least 1");
+    }
+    let names: HashMap<&str, usize> = raw
+        .tests
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, t)| (t.name.as_str(), i))
+        .collect();
+    let mut seen = HashSet::new();
+    let mut tests = Vec::new();
+    for (i, t) in raw.tests.iter().enumerate() {
+        let base = format!("tests[{i}]");
+        if !super::check::is_safe_name(&t.name) || t.name.contains(':') {
+            sink.error(
+                format!("{base}.name"),
+                format!(
+                    "\"{}\" is not a valid test name (letters, digits, . _ - only)",
+                    t.name
+                ),
+            );
+        }
+        if !seen.insert(t.name.as_str()) {
+            sink.error(
+                format!("{base}.name"),
+                format!("test name \"{}\" is used twice", t.name),
+            );
+        }
+        let kinds: Vec<&str> = [
+            t.perftest.as_ref().map(|_| "perftest"),
+            t.nccl.as_ref().map(|_| "nccl"),
+            t.iperf.as_ref().map(|_| "iperf"),
+            t.fault.as_ref().map(|_| "fault"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let kind = match kinds.as_slice() {
+            [_] => {
+                if let Some(p) = &t.perftest {
+                    check_perftest(p, &base, sink);
+                    TestKind::Perftest(p.clone())
+                } else if let Some(n) = &t.nccl {
+                    check_nccl(n, &base, sink);
+                    TestKind::Nccl(n.clone())
+                } else if let Some(ip) = &t.iperf {
+                    TestKind::Iperf(ip.clone())
+                } else {
+                    let f = t.fault.as_ref().expect("one kind is set");
+                    match check_fault(f, &base, i, &names, &raw.tests, inv, sink) {
+                        Some(f) => TestKind::Fault(f),
+                        None => continue,
+                    }
+                }
+            }
+            [] => {
+                sink.error(
+                    base.clone(),
+                    format!(
+                        "test \"{}\" has no kind: add one of perftest, nccl, iperf, fault",
+                        t.name
+                    ),
+                );
+                continue;
+            }
+            many => {
+                sink.error(
+                    base.clone(),
+                    format!(
+                        "test \"{}\" has several kinds ({}); a test has exactly one",
+                        t.name,
+                        many.join(", ")
+                    ),
+                );
+                continue;
+            }
+        };
+        check_pattern(t, &kind, &base, sink);
+        let nodes = match &t.nodes {
+            Some(expr) => match hostlist::expand(expr) {
+                Ok(list) => {
+                    let mut ids = Vec::new();
+                    for n in list {
+                        match inv.node_by_name.get(&n) {
+                            Some(&id) => ids.push(id),
+                            None => sink.error(
+                                format!("{base}.nodes"),
+                                format!("node \"{n}\" is not in the inventory"),
+                            ),
+                        }
+                    }
+                    ids.sort_unstable();
+                    ids.dedup();
+                    ids
+                }
+                Err(e) => {
+                    sink.error(format!("{base}.nodes"), e.to_string());
+                    Vec::new()
+                }
+            },
+            None => (0..inv.nodes.len()).collect(),
+        };
+        let rails = match &t.rails {
+            Some(r) => {
+                for (ri, rail) in r.iter().enumerate() {
+                    if *rail >= inv.fabric.rails {
+                        sink.error(
+                            format!("{base}.rails[{ri}]"),
+                            format!(
+                                "rail {rail} is not declared by the fabric (rails are 0-{})",
+                                inv.fabric.rails - 1
+                            ),
+                        );
+                    }
+                }
+                if r.is_empty() {
+                    sink.error(
+                        format!("{base}.rails"),
+                        "an empty rail list selects nothing",
+                    );
+                }
+                r.clone()
+            }
+            None => (0..inv.fabric.rails).collect(),
+        };
+        let repeat = t.repeat.or(raw.defaults.repeat).unwrap_or(1);
+        if repeat == 0 {
+            sink.error(format!("{base}.repeat"), "must be at least 1");
+        }
+        let expect = t.expect.clone().unwrap_or_default();
+        let metric = expect.metric.or_else(|| default_metric(&kind));
+        check_expect(&expect, &kind, metric, &base, sink);
+        tests.push(Test {
+            name: t.name.clone(),
+            kind,
+            pattern: t.pattern.clone(),
+            nodes,
+            rails,
+            repeat,
+            timeout: t
+                .timeout
+                .or(raw.defaults.timeout)
+                .map(|s| s.0)
+                .unwrap_or(DEFAULT_TIMEOUT),
+            contention: t.contention,
+            expect,
+            metric,
+        });
+    }
+    Suite {
+        source: SourceFile {
+            path: sink.file().to_string(),
+            sha256: sha256_hex(text.as_bytes()),
+        },
+        name: raw.suite.name.clone(),
+        description: raw.suite.description.clone(),
+        gate: raw.gate.clone(),
+        max_concurrent: raw.defaults.max_concurrent,
+        tests,
+    }
+}
+
+/// perftest's own rules, so a suite fails here rather than on 500 nodes.
+fn check_perftest(p: &PerftestSpec, base: &str, sink: &mut Sink) {
+    let b = format!("{base}.perftest");
+    if p.all_sizes && p.size.is_some() {
+        sink.error(
+            format!("{b}.size"),
+            "size and all_sizes exclude each other (-s vs -a)",
+        );
+    }
+    if p.all_sizes && p.duration.is_some() {
+        sink.error(
+            format!("{b}.duration"),
+            "perftest cannot combine -a (all_sizes) with -D (duration); pick one",
+        );
+    }
+    if p.duration.is_some() && p.iterations.is_some() {
+        sink.error(
+            format!("{b}.iterations"),
+            "iterations (-n) and duration (-D) exclude each other",
+        );
+    }
+    if let Some(s) = p.size {
+        if s.0 == 0 || s.0 > 1 << 30 {
+            sink.error(
+                format!("{b}.size"),
+                format!("{} bytes is outside perftest's range (1 byte to 1G)", s.0),
+            );
+        }
+    }
+    if let Some(0) = p.iterations {
+        sink.error(format!("{b}.iterations"), "must be at least 1");
+    }
+    if let Some(d) = p.duration {
+        if d.0 < Duration::from_secs(1) {
+            sink.error(
+                format!("{b}.duration"),
+                "perftest's -D takes whole seconds (at least 1s)",
+            );
+        }
+    }
+    if !p.tool.is_bw() {
+        if p.qps.is_some() {
+            sink.error(
+                format!("{b}.qps"),
+                format!(
+                    "-q belongs to the bandwidth tools; {} has no queue-pair option",
+                    p.tool.binary()
+                ),
+            );
+        }
+        if p.bidirectional {
+            sink.error(
+                format!("{b}.bidirectional"),
+                format!("-b belongs to the bandwidth tools, not {}", p.tool.binary()),
+            );
+        }
+    }
+    if let Some(q) = p.qps {
+        if q == 0 || q > 256 {
+            sink.error(
+                format!("{b}.qps"),
+                format!("{q} queue pairs is out of range (1-256)"),
+            );
+        }
+    }
+}
+
+fn check_nccl(n: &NcclSpec, base: &str, sink: &mut Sink) {
+    let b = format!("{base}.nccl");
+    if n.min_bytes.0 == 0 && n.max_bytes.0 == 0 {
+        sink.error(format!("{b}.max_bytes"), "max_bytes must be above 0");
+    }
+    if n.min_bytes > n.max_bytes {
+        sink.error(
+            format!("{b}.min_bytes"),
+            format!(
+                "min_bytes {} is above max_bytes {}",
+                n.min_bytes.0, n.max_bytes.0
+            ),
+        );
+    }
+    if n.step_factor < 2 {
+        sink.error(format!("{b}.step_factor"), "must be at least 2");
+    }
+    if n.iters == 0 {
+        sink.error(format!("{b}.iters"), "must be at least 1");
+    }
+    if n.gpus_per_node == 0 || n.gpus_per_node > 64 {
+        sink.error(
+            format!("{b}.gpus_per_node"),
+            format!("{} GPUs per node is out of range (1-64)", n.gpus_per_node),
+        );
+    }
+    for key in n.env.keys() {
+        if !key.starts_with("NCCL_") && !key.starts_with("UCX_") && !key.starts_with("CUDA_") {
+            sink.error(
+                format!("{b}.env.{key}"),
+                "only NCCL_*, UCX_* and CUDA_* variables are passed through",
+            );
+        } else if !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            sink.error(format!("{b}.env.{key}"), "not a valid variable name");
+        }
+    }
+}
+
+fn check_pattern(t: &TestSpec, kind: &TestKind, base: &str, sink: &mut Sink) {
+    let p = format!("{base}.pattern");
+    match (kind, &t.pattern) {
+        (TestKind::Fault(_), Some(_)) => sink.error(
+            p,
+            "a fault test has no pattern; it runs during the test named by fault.during",
+        ),
+        (TestKind::Fault(_), None) | (TestKind::Nccl(_), None) => {}
+        (_, None) => sink.error(
+            p,
+            "missing pattern (rail-pairs, full-mesh, random, incast, per-leaf, cross-leaf)",
+        ),
+        (TestKind::Perftest(_) | TestKind::Iperf(_), Some(Pattern::AllNodes)) => sink.error(
+            p,
+            "all-nodes is a collective pattern, for nccl tests; use full-mesh or rail-pairs",
+        ),
+        (
+            TestKind::Nccl(_),
+            Some(
+                Pattern::FullMesh
+                | Pattern::Random(_)
+                | Pattern::Incast(_)
+                | Pattern::RailPairs
+                | Pattern::CrossLeaf,
+            ),
+        ) => sink.error(p, "nccl tests run all-nodes or per-leaf collectives"),
+        (_, Some(Pattern::Random(r))) if r.rounds == 0 => {
+            sink.error(format!("{p}.random.rounds"), "must be at least 1")
+        }
+        (_, Some(Pattern::Incast(ic))) if ic.senders == 0 => {
+            sink.error(format!("{p}.incast.senders"), "must be at least 1")
+        }
+        _ => {}
+    }
+}
+
+fn check_expect(e: &Expect, kind: &TestKind, metric: Option<Metric>, base: &str, sink: &mut Sink) {
+    let b = format!("{base}.expect");
+    let is_fault = matches!(kind, TestKind::Fault(_));
+    let thresholds = [
+        e.min,
+        e.max,
+        e.warn_min,
+        e.warn_max,
+        e.min_pct_of_line_rate,
+        e.warn_pct_of_line_rate,
+    ];
+    if is_fault && thresholds.iter().any(Option::is_some) {
+        sink.error(
+            b.clone(),
+            "a fault test's expectations are workload, recovers_within and min_fraction",
+        );
+    }
+    if !is_fault
+        && (e.workload.is_some() || e.recovers_within.is_some() || e.min_fraction.is_some())
+    {
+        sink.error(
+            b.clone(),
+            "workload, recovers_within and min_fraction belong to fault tests",
+        );
+    }
+    for (key, v) in [
+        ("min", e.min),
+        ("max", e.max),
+        ("warn_min", e.warn_min),
+        ("warn_max", e.warn_max),
+    ] {
+        if let Some(v) = v {
+            if !v.is_finite() || v < 0.0 {
+                sink.error(
+                    format!("{b}.{key}"),
+                    format!("{v} is not a valid threshold (a non-negative number)"),
+                );
+            }
+        }
+    }
+    if let (Some(lo), Some(hi)) = (e.min, e.max) {
+        if lo > hi {
+            sink.error(
+                format!("{b}.min"),
+                format!("min {lo} is above max {hi}; nothing could pass"),
+            );
+        }
+    }
+    if let (Some(m), Some(w)) = (e.min, e.warn_min) {
+        if w < m {
+            sink.error(format!("{b}.warn_min"), format!("warn_min {w} is below min {m}; the warning band must sit above the failure threshold"));
+        }
+    }
+    if let (Some(m), Some(w)) = (e.max, e.warn_max) {
+        if w > m {
+            sink.error(format!("{b}.warn_max"), format!("warn_max {w} is above max {m}; the warning band must sit below the failure threshold"));
+        }
+    }
+    for (key, v) in [
+        ("min_pct_of_line_rate", e.min_pct_of_line_rate),
+        ("warn_pct_of_line_rate", e.warn_pct_of_line_rate),
+    ] {
+        if let Some(v) = v {
+            if !(v > 0.0 && v <= 100.0) {
+                sink.error(
+                    format!("{b}.{key}"),
+                    format!("{v} is not a percentage (0-100]"),
+                );
+            }
+            if !matches!(
+                metric,
+                Some(Metric::BwAvgGbps | Metric::BwPeakGbps | Metric::ThroughputGbps)
+            ) {
+                sink.error(
+                    format!("{b}.{key}"),
+                    "a percentage of line rate applies to perftest bandwidth or iperf3 throughput",
+                );
+            }
+        }
+    }
+    if let (Some(m), Some(w)) = (e.min_pct_of_line_rate, e.warn_pct_of_line_rate) {
+        if w < m {
+            sink.error(
+                format!("{b}.warn_pct_of_line_rate"),
+                format!(
+                    "{w} is below min_pct_of_line_rate {m}; the warning band must sit above it"
+                ),
+            );
+        }
+    }
+    if let Some(f) = e.min_fraction {
+        if !(f > 0.0 && f <= 1.0) {
+            sink.error(
+                format!("{b}.min_fraction"),
+                format!("{f} is not a fraction (0-1]"),
+            );
+        }
+    }
+    if let (Some(m), TestKind::Perftest(p)) = (e.metric, kind) {
+        let lat = matches!(m, Metric::TTypicalUs | Metric::TAvgUs | Metric::P99Us);
+        let bw = matches!(m, Metric::BwAvgGbps | Metric::BwPeakGbps);
+        if (lat && p.tool.is_bw()) || (bw && !p.tool.is_bw()) || !(lat || bw) {
+            sink.error(
+                format!("{b}.metric"),
+                format!("{} does not report {}", p.tool.binary(), m.name()),
+            );
+        }
+        if m == Metric::BwPeakGbps && p.duration.is_some() {
+            sink.error(
+                format!("{b}.metric"),
+                "with duration (-D) perftest prints no peak; use bw_avg_gbps",
+            );
+        }
+    }
+    if let (Some(m), TestKind::Nccl(_)) = (e.metric, kind) {
+        if !matches!(m, Metric::BusbwGbs | Metric::AlgbwGbs) {
+            sink.error(
+                format!("{b}.metric"),
+                format!("nccl-tests does not report {}", m.name()),
+            );
+        }
+    }
+}
+
+fn check_fault(
+    f: &FaultSpec,
+    base: &str,
+    index: usize,
+    names: &HashMap<&str, usize>,
+    tests: &[TestSpec],
+    inv: &Inventory,
+    sink: &mut Sink,
+) -> Option<Fault> {
+    let b = format!("{base}.fault");
+    let action = match (&f.link_flap, &f.leaf_reset) {
+        (Some(flap), None) => match inv.resolve_end(&flap.target) {
+            Some(end) => match inv.link_at(&end) {
+                Some(link) => Some(FaultAction::LinkFlap { end, link }),
+                None => {
+                    sink.error(
+                        format!("{b}.link_flap.target"),
+                        format!("{} has no cable in the inventory", flap.target),
+                    );
+                    None
+                }
+            },
+            None => {
+                sink.error(format!("{b}.link_flap.target"), format!("\"{}\" is not a NIC (node:device) or a switch port (switch:port) of the inventory", flap.target));
+                None
+            }
+        },
+        (None, Some(reset)) => match inv.switch_by_name.get(&reset.switch) {
+            Some(&s) if inv.switches[s].role == super::inventory::SwitchRole::Leaf => {
+                Some(FaultAction::LeafReset {
+                    switch: s,
+                    mode: reset.mode,
+                })
+            }
+            Some(_) => {
+                sink.error(
+                    format!("{b}.leaf_reset.switch"),
+                    format!("{} is a spine; leaf_reset takes a leaf", reset.switch),
+                );
+                None
+            }
+            None => {
+                sink.error(
+                    format!("{b}.leaf_reset.switch"),
+                    format!("switch \"{}\" is not in the inventory", reset.switch),
+                );
+                None
+            }
+        },
+        (None, None) => {
+            sink.error(
+                b.clone(),
+                "a fault needs one action: link_flap or leaf_reset",
+            );
+            None
+        }
+        (Some(_), Some(_)) => {
+            sink.error(
+                b.clone(),
+                "a fault has one action: link_flap or leaf_reset, not both",
+            );
+            None
+        }
+    };
+    let during = match names.get(f.during.as_str()) {
+        Some(&d) if d == index => {
+            sink.error(format!("{b}.during"), "a fault cannot run during itself");
+            None
+        }
+        Some(&d) if tests[d].fault.is_some() => {
+            sink.error(
+                format!("{b}.during"),
+                format!("\"{}\" is a fault test; name a traffic test", f.during),
+            );
+            None
+        }
+        Some(&d) => Some(d),
+        None => {
+            let known: Vec<&str> = tests
+                .iter()
+                .filter(|t| t.fault.is_none())
+                .map(|t| t.name.as_str())
+                .collect();
+            sink.error(
+                format!("{b}.during"),
+                format!(
+                    "no test is named \"{}\" (traffic tests: {})",
+                    f.during,
+                    known.join(", ")
+                ),
+            );
+            None
+        }
+    };
+    if f.repeat == 0 {
+        sink.error(format!("{b}.repeat"), "must be at least 1");
+    }
+    if f.repeat > 1 && f.pace.is_none() {
+        sink.error(format!("{b}.pace"), "a repeated fault needs pace (e.g. 30s): Cumulus protodowns a port after 5 flaps in 10s");
+    }
+    let pace = f.pace.map(|Span(p)| p);
+    Some(Fault {
+        action: action?,
+        during: during?,
+        at: f.at.0,
+        duration: f.duration.0,
+        repeat: f.repeat,
+        pace,
+    })
+}
