@@ -6,4 +6,5 @@
 //! emulated fabric; only `exec` talks to it.
 
 pub mod config;
+pub mod exec;
 pub mod workload;

@@ -1,0 +1,84 @@
+//! The data exchanged with transports.
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// What an invocation is for, so a transport can order them: servers start
+/// first and are stopped once their clients end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Listens until its client has run (perftest server, `iperf3 -s`).
+    Server,
+    /// Connects to a server of the same step.
+    Client,
+    /// Starts a multi-node job itself (mpirun, srun), run on the controller.
+    Launcher,
+    /// A short command (counters, versions, configuration).
+    Probe,
+}
+
+/// One command on one host.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Invocation {
+    /// Inventory name of the node or switch; `localhost` for the controller.
+    pub host: String,
+    pub argv: Vec<String>,
+    /// Environment for the command (the launcher's `-x` carries NCCL_* to ranks).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<(String, String)>,
+    pub role: Role,
+    pub timeout: Duration,
+}
+
+impl Invocation {
+    /// The command line as a shell would show it, every word quoted as needed.
+    pub fn command_line(&self) -> String {
+        let words = self.argv.iter().map(|w| quote(w));
+        let env = self.env.iter().map(|(k, v)| format!("{k}={}", quote(v)));
+        env.chain(words).collect::<Vec<_>>().join(" ")
+    }
+}
+
+pub fn quote(w: &str) -> String {
+    shlex::try_quote(w)
+        .map(|c| c.into_owned())
+        .unwrap_or_else(|_| format!("'{}'", w.replace('\0', "")))
+}
+
+/// The invocations of one step, started together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepCommands {
+    pub invocations: Vec<Invocation>,
+}
+
+/// Why a command could not produce a normal result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "message")]
+pub enum ExecFailure {
+    /// The host could not be reached (ssh exit 255 before the command ran).
+    Unreachable(String),
+    /// The key or password was refused.
+    AuthRefused(String),
+    /// The binary is not installed on the host (exit 127).
+    MissingBinary(String),
+    /// Killed at its timeout.
+    TimedOut(String),
+    /// The run was interrupted (Ctrl-C, SIGTERM) while it ran.
+    Cancelled(String),
+    /// The transport itself failed (spawn error, I/O error).
+    Transport(String),
+}
+
+/// What came back from one invocation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InvocationOutput {
+    pub stdout: String,
+    pub stderr: String,
+    /// Exit status; `None` when killed by a signal or never started.
+    pub exit: Option<i32>,
+    pub failure: Option<ExecFailure>,
+    /// Seconds since the run started (virtual on the emulated fabric).
+    pub started_s: f64,
+    pub ended_s: f64,
+}
