@@ -5,6 +5,11 @@
 //! `score` (verdicts) → `report` (events, JSONL, JUnit, HTML). `emu` is the
 //! emulated fabric; only `exec` talks to it.
 
+pub mod app;
+pub mod cli;
 pub mod config;
 pub mod exec;
+pub mod exit;
+pub mod inputs;
+pub mod plan;
 pub mod workload;

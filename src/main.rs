@@ -1,1 +1,26 @@
-fn main() {}
+//! The rocegate command: parse the command line, call the library, map the
+//! outcome to the documented exit code.
+
+use clap::Parser;
+use rocegate::app;
+use rocegate::cli::{Cli, Command, InventoryCommand, RunArgs};
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command.unwrap_or(Command::Run(RunArgs::default())) {
+        Command::Run(a) => app::run(&a),
+        Command::Validate(a) => app::validate(&a),
+        Command::Plan(a) => app::plan(&a),
+        Command::Report(a) => app::report(&a),
+        Command::Parse(a) => app::parse(&a),
+        Command::Inventory(InventoryCommand::Generate(a)) => app::generate_inventory(&a),
+    };
+    let code = match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("rocegate: {e}");
+            e.code()
+        }
+    };
+    std::process::exit(code);
+}

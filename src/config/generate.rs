@@ -3,7 +3,6 @@
 //! number of uplinks to every spine. Links are written with bracket
 //! expressions, so a 1,024-node pod stays a short file.
 
-use super::hostlist;
 use super::inventory::*;
 
 #[derive(Debug, Clone)]
@@ -197,6 +196,7 @@ pub fn to_yaml(shape: &PodShape, inv: &InventoryFile) -> Result<String, String> 
 mod tests {
     use super::*;
     use crate::config::check::parse_inventory;
+    use crate::config::hostlist;
     use crate::config::model::LinkKind;
 
     #[test]

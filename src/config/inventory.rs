@@ -11,7 +11,7 @@ use super::units::Span;
 #[serde(deny_unknown_fields)]
 pub struct InventoryFile {
     pub fabric: FabricSpec,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::tagged::one")]
     pub transport: TransportSpec,
     pub nodes: Vec<NodeGroup>,
     #[serde(default)]
@@ -185,7 +185,8 @@ pub struct NicSpec {
     pub device: String,
     /// Kernel netdev, e.g. `ens1f0np0`.
     pub netdev: String,
-    #[serde(default)]
+    /// RDMA port number (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<u8>,
     pub gid_index: GidIndex,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -263,7 +264,11 @@ pub struct SwitchGroup {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub address: Option<String>,
     /// Where the credentials live; never the secret itself.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "super::tagged::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub credentials: Option<Credentials>,
     /// The rail a leaf serves in a rail-optimised pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -311,7 +316,7 @@ pub struct LinkSpec {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EmulationSpec {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::tagged::vec")]
     pub defects: Vec<Defect>,
 }
 

@@ -12,4 +12,5 @@ pub mod inventory;
 pub mod locate;
 pub mod model;
 pub mod suite;
+pub mod tagged;
 pub mod units;

@@ -85,7 +85,11 @@ pub struct TestSpec {
     pub iperf: Option<IperfSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<FaultSpec>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "super::tagged::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub pattern: Option<Pattern>,
     /// Restrict the test to these nodes (hostlist).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,0 +1,153 @@
+//! Command-line definitions (clap). main.rs parses these and calls `app`.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(name = "rocegate", version, about = "Decide whether a RoCEv2 GPU fabric is ready for production", long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Plan, run and score a suite; the exit code is the gate (default command).
+    Run(RunArgs),
+    /// Check an inventory and a suite without running anything.
+    Validate(InputArgs),
+    /// Print rounds, estimated duration, coverage and disruptive steps.
+    Plan(PlanArgs),
+    /// Rebuild junit.xml and report.html from a run directory.
+    Report(ReportArgs),
+    /// Parse a perftest or nccl-tests output file into JSON.
+    Parse(ParseArgs),
+    /// Inventory tools.
+    #[command(subcommand)]
+    Inventory(InventoryCommand),
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct InputArgs {
+    /// Inventory file [default: inventory/emulated.yaml, or the built-in copy]
+    #[arg(long, short = 'i')]
+    pub inventory: Option<String>,
+    /// Suite file [default: suites/acceptance.yaml, or the built-in copy]
+    #[arg(long, short = 's')]
+    pub suite: Option<String>,
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct NarrowArgs {
+    /// Run only these tests (repeatable; a fault brings its traffic test along)
+    #[arg(long, num_args = 1..)]
+    pub only: Vec<String>,
+    /// Only these nodes (hostlist, e.g. gpu[001-064])
+    #[arg(long)]
+    pub nodes: Option<String>,
+    /// Leave these nodes out (hostlist)
+    #[arg(long)]
+    pub exclude: Option<String>,
+    /// Refuse (exit 2) if the estimated duration exceeds this (e.g. 4h)
+    #[arg(long)]
+    pub deadline: Option<String>,
+    /// Seed for random patterns and the emulated fabric
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub narrow: NarrowArgs,
+    /// Print JSON instead of a table
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default, ValueEnum, PartialEq, Eq)]
+pub enum ProgressMode {
+    /// Bars on a terminal, plain lines otherwise or under CI
+    #[default]
+    Auto,
+    Bar,
+    Lines,
+    None,
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub narrow: NarrowArgs,
+    /// Run directory [default: reports/<suite>-<UTC time>]
+    #[arg(long)]
+    pub out: Option<String>,
+    #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
+    pub progress: ProgressMode,
+    /// Emulated fabric only: virtual seconds per wall second (0 = as fast as possible)
+    #[arg(long, default_value_t = 0.0)]
+    pub pace: f64,
+    /// Allow disruptive faults on an environment: production fabric
+    #[arg(long)]
+    pub allow_disruptive: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ReportArgs {
+    /// A run directory written by `rocegate run`
+    pub run_dir: String,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum ParseTool {
+    Perftest,
+    Nccl,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ParseArgs {
+    pub tool: ParseTool,
+    /// File to parse, or - for standard input
+    pub file: String,
+    /// Unit of a perftest --out_json file, which carries none (MB/sec or Gb/sec)
+    #[arg(long)]
+    pub unit: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum InventoryCommand {
+    /// Write a rail-optimised pod as inventory YAML
+    Generate(GenerateArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct GenerateArgs {
+    #[arg(long, default_value = "pod")]
+    pub name: String,
+    #[arg(long, default_value_t = 16)]
+    pub nodes: u32,
+    #[arg(long, default_value_t = 8)]
+    pub nodes_per_leaf: u32,
+    #[arg(long, default_value_t = 8)]
+    pub rails: u32,
+    #[arg(long, default_value_t = 4)]
+    pub spines: u32,
+    /// Uplinks from each leaf to each spine [default: enough to be non-blocking]
+    #[arg(long)]
+    pub uplinks_per_spine: Option<u32>,
+    #[arg(long, default_value_t = 400)]
+    pub speed_gbps: u32,
+    #[arg(long, default_value = "gpu")]
+    pub node_prefix: String,
+    #[arg(long, default_value_t = 4096)]
+    pub mtu: u32,
+    /// lab, staging or production
+    #[arg(long, default_value = "lab")]
+    pub environment: String,
+    /// Write here instead of standard output
+    #[arg(long, short = 'o')]
+    pub output: Option<String>,
+}

@@ -1,0 +1,319 @@
+//! Planning: a checked suite and inventory into rounds of steps, with the
+//! time it will take, what it covers and what its faults would isolate.
+//! `rocegate plan` prints this without touching anything.
+
+pub mod coverage;
+pub mod estimate;
+pub mod patterns;
+pub mod render;
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::config::check_suite::{FaultAction, Suite, Test, TestKind};
+use crate::config::hostlist;
+use crate::config::model::{End, Inventory, LinkKind, NicId, NodeId};
+use crate::config::suite::Pattern;
+
+pub use patterns::{Round, Step};
+
+/// How the user narrowed the plan on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct Narrowing {
+    pub only: Vec<String>,
+    pub nodes: Option<String>,
+    pub exclude: Option<String>,
+}
+
+#[derive(Debug)]
+pub struct Plan {
+    pub tests: Vec<TestPlan>,
+    pub coverage: coverage::Coverage,
+    pub estimate: Duration,
+    pub disruptions: Vec<Disruption>,
+}
+
+#[derive(Debug)]
+pub struct TestPlan {
+    /// Index into `Suite::tests`.
+    pub test: usize,
+    pub rounds: Vec<Round>,
+    pub estimate: Duration,
+}
+
+impl TestPlan {
+    pub fn steps(&self) -> usize {
+        self.rounds.iter().map(Vec::len).sum()
+    }
+    pub fn max_concurrent(&self) -> usize {
+        self.rounds.iter().map(Vec::len).max().unwrap_or(0)
+    }
+}
+
+/// What a fault would take away, computed from the cabling.
+#[derive(Debug, Clone, Serialize)]
+pub struct Disruption {
+    pub test: String,
+    pub action: String,
+    pub target: String,
+    pub during: String,
+    pub isolated_nics: Vec<String>,
+    /// Nodes that lose at least one NIC.
+    pub affected_nodes: Vec<String>,
+    /// Nodes that lose every NIC.
+    pub isolated_nodes: Vec<String>,
+    /// Rails on which every NIC is isolated.
+    pub dark_rails: Vec<u32>,
+    /// Leaf–spine links taken down (capacity lost, nothing isolated).
+    pub fabric_links_down: usize,
+    /// Why the blast-radius limit refuses it, if it does.
+    pub refused: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("--only: no test named \"{0}\" in the suite (tests: {1})")]
+    UnknownTest(String, String),
+    #[error("--{0}: {1}")]
+    BadHostlist(&'static str, String),
+    #[error("--nodes/--exclude leave no node to test")]
+    NoNodes,
+}
+
+/// Resolves `--only`, `--nodes`, `--exclude` into the tests and nodes that run.
+fn narrow(
+    suite: &Suite,
+    inv: &Inventory,
+    n: &Narrowing,
+) -> Result<(Vec<usize>, HashSet<NodeId>), PlanError> {
+    let mut keep: Vec<usize> = if n.only.is_empty() {
+        (0..suite.tests.len()).collect()
+    } else {
+        let mut v = Vec::new();
+        for name in &n.only {
+            let Some(i) = suite.tests.iter().position(|t| &t.name == name) else {
+                let all: Vec<&str> = suite.tests.iter().map(|t| t.name.as_str()).collect();
+                return Err(PlanError::UnknownTest(name.clone(), all.join(", ")));
+            };
+            v.push(i);
+            // A fault needs the traffic it runs during.
+            if let TestKind::Fault(f) = &suite.tests[i].kind {
+                v.push(f.during);
+            }
+        }
+        v
+    };
+    keep.sort_unstable();
+    keep.dedup();
+    let resolve = |flag: &'static str, expr: &str| -> Result<HashSet<NodeId>, PlanError> {
+        let names =
+            hostlist::expand(expr).map_err(|e| PlanError::BadHostlist(flag, e.to_string()))?;
+        names
+            .iter()
+            .map(|name| {
+                inv.node_by_name.get(name).copied().ok_or_else(|| {
+                    PlanError::BadHostlist(flag, format!("node \"{name}\" is not in the inventory"))
+                })
+            })
+            .collect()
+    };
+    let mut nodes: HashSet<NodeId> = match &n.nodes {
+        Some(e) => resolve("nodes", e)?,
+        None => (0..inv.nodes.len()).collect(),
+    };
+    if let Some(e) = &n.exclude {
+        for x in resolve("exclude", e)? {
+            nodes.remove(&x);
+        }
+    }
+    if nodes.is_empty() {
+        return Err(PlanError::NoNodes);
+    }
+    Ok((keep, nodes))
+}
+
+fn rounds_for(test: &Test, inv: &Inventory, nodes: &[NodeId], seed: u64) -> Vec<Round> {
+    let rails = &test.rails;
+    let collective = matches!(test.kind, TestKind::Nccl(_));
+    match (&test.kind, &test.pattern) {
+        (TestKind::Fault(_), _) => Vec::new(),
+        (TestKind::Nccl(_), None) => patterns::all_nodes(nodes, rails),
+        (_, None) => Vec::new(),
+        (_, Some(p)) => match p {
+            Pattern::RailPairs => patterns::rail_pairs(inv, nodes, rails),
+            Pattern::FullMesh => patterns::full_mesh(inv, nodes, rails),
+            Pattern::Random(r) => {
+                patterns::random(inv, nodes, rails, r.rounds, r.seed.unwrap_or(seed))
+            }
+            Pattern::Incast(i) => patterns::incast(inv, nodes, rails, i.senders, i.samples),
+            Pattern::AllNodes => patterns::all_nodes(nodes, rails),
+            Pattern::PerLeaf => patterns::per_leaf(inv, nodes, rails, collective),
+            Pattern::CrossLeaf => patterns::cross_leaf(inv, nodes, rails),
+        },
+    }
+}
+
+/// Splits rounds larger than the concurrency cap, keeping step order.
+fn cap_rounds(rounds: Vec<Round>, cap: Option<usize>) -> Vec<Round> {
+    let Some(cap) = cap.filter(|&c| c > 0) else {
+        return rounds;
+    };
+    let mut out = Vec::new();
+    for round in rounds {
+        if round.len() <= cap {
+            out.push(round);
+            continue;
+        }
+        let mut it = round.into_iter().peekable();
+        while it.peek().is_some() {
+            out.push(it.by_ref().take(cap).collect());
+        }
+    }
+    out
+}
+
+pub fn build(
+    suite: &Suite,
+    inv: &Inventory,
+    narrowing: &Narrowing,
+    seed: u64,
+) -> Result<Plan, PlanError> {
+    let (keep, node_set) = narrow(suite, inv, narrowing)?;
+    let mut tests = Vec::new();
+    for &i in &keep {
+        let test = &suite.tests[i];
+        let nodes: Vec<NodeId> = test
+            .nodes
+            .iter()
+            .copied()
+            .filter(|n| node_set.contains(n))
+            .collect();
+        let rounds = cap_rounds(rounds_for(test, inv, &nodes, seed), suite.max_concurrent);
+        let estimate = estimate::test_duration(test, suite, inv, &rounds);
+        tests.push(TestPlan {
+            test: i,
+            rounds,
+            estimate,
+        });
+    }
+    let estimate = tests.iter().map(|t| t.estimate).sum();
+    let coverage = coverage::compute(inv, &tests, &node_set);
+    let disruptions = tests
+        .iter()
+        .filter_map(|tp| match &suite.tests[tp.test].kind {
+            TestKind::Fault(f) => Some(disruption(suite, inv, tp.test, f)),
+            _ => None,
+        })
+        .collect();
+    Ok(Plan {
+        tests,
+        coverage,
+        estimate,
+        disruptions,
+    })
+}
+
+/// NICs whose only cable is `link`.
+fn nics_behind_link(inv: &Inventory, link: usize) -> Vec<NicId> {
+    let l = &inv.links[link];
+    match (&l.a, &l.b) {
+        (End::Nic(n), _) | (_, End::Nic(n)) => vec![*n],
+        _ => Vec::new(),
+    }
+}
+
+pub fn disruption(
+    suite: &Suite,
+    inv: &Inventory,
+    test: usize,
+    f: &crate::config::check_suite::Fault,
+) -> Disruption {
+    let (action, target, nics, fabric_down) = match &f.action {
+        FaultAction::LinkFlap { end, link } => {
+            let nics = nics_behind_link(inv, *link);
+            let fabric = usize::from(inv.links[*link].kind == LinkKind::Fabric);
+            ("link_flap".to_string(), inv.end_name(end), nics, fabric)
+        }
+        FaultAction::LeafReset { switch, mode } => {
+            let mut nics = Vec::new();
+            let mut fabric = 0;
+            for &l in &inv.switches[*switch].links {
+                nics.extend(nics_behind_link(inv, l));
+                fabric += usize::from(inv.links[l].kind == LinkKind::Fabric);
+            }
+            (
+                format!(
+                    "leaf_reset ({})",
+                    serde_json::to_value(mode)
+                        .ok()
+                        .and_then(|v| v.as_str().map(String::from))
+                        .unwrap_or_default()
+                ),
+                inv.switches[*switch].name.clone(),
+                nics,
+                fabric,
+            )
+        }
+    };
+    let nic_set: HashSet<NicId> = nics.iter().copied().collect();
+    let mut affected: Vec<NodeId> = nics.iter().map(|&n| inv.nics[n].node).collect();
+    affected.sort_unstable();
+    affected.dedup();
+    let isolated: Vec<NodeId> = affected
+        .iter()
+        .copied()
+        .filter(|&node| inv.nodes[node].nics.iter().all(|n| nic_set.contains(n)))
+        .collect();
+    let dark_rails: Vec<u32> = (0..inv.fabric.rails)
+        .filter(|&r| {
+            let on_rail: Vec<NicId> = (0..inv.nics.len())
+                .filter(|&n| inv.nics[n].rail == r)
+                .collect();
+            !on_rail.is_empty() && on_rail.iter().all(|n| nic_set.contains(n))
+        })
+        .collect();
+    let limit = &inv.fabric.blast_radius;
+    let mut refused = Vec::new();
+    if nics.len() as u32 > limit.max_isolated_nics {
+        refused.push(format!(
+            "isolates {} NICs, limit is {} (fabric.blast_radius.max_isolated_nics)",
+            nics.len(),
+            limit.max_isolated_nics
+        ));
+    }
+    if isolated.len() as u32 > limit.max_isolated_nodes {
+        refused.push(format!(
+            "isolates {} nodes, limit is {} (fabric.blast_radius.max_isolated_nodes)",
+            isolated.len(),
+            limit.max_isolated_nodes
+        ));
+    }
+    if !dark_rails.is_empty() && !limit.allow_rail_dark {
+        refused.push(format!(
+            "takes rail {:?} dark (fabric.blast_radius.allow_rail_dark is false)",
+            dark_rails
+        ));
+    }
+    let names = |v: &[NodeId]| {
+        v.iter()
+            .map(|&n| inv.nodes[n].name.clone())
+            .collect::<Vec<_>>()
+    };
+    Disruption {
+        test: suite.tests[test].name.clone(),
+        action,
+        target,
+        during: suite.tests[f.during].name.clone(),
+        isolated_nics: nics.iter().map(|&n| inv.nic_name(n)).collect(),
+        affected_nodes: names(&affected),
+        isolated_nodes: names(&isolated),
+        dark_rails,
+        fabric_links_down: fabric_down,
+        refused: (!refused.is_empty()).then(|| refused.join("; ")),
+    }
+}
+
+#[cfg(test)]
+mod tests;
