@@ -1,2 +1,3 @@
-//! perftest.
+//! perftest: command lines and the output parser.
+pub mod command;
 pub mod parse;
