@@ -553,6 +553,7 @@ struct TextState {
     in_table: bool,
     seen_rows: HashSet<String>,
     failures: Vec<Failure>,
+    last_failure_line: Option<usize>,
     recognised: bool,
 }
 
@@ -564,6 +565,7 @@ fn parse_text(text: &str, opts: &PerftestParseOptions) -> Result<PerftestReport,
         in_table: false,
         seen_rows: HashSet::new(),
         failures: Vec::new(),
+        last_failure_line: None,
         recognised: false,
     };
     let mut i = 0;
@@ -612,7 +614,15 @@ fn parse_text(text: &str, opts: &PerftestParseOptions) -> Result<PerftestReport,
         }
         if let Some(kind) = classify_line(t) {
             let message = failure_message(kind, &lines, i - 1);
-            st.failures.push(Failure::new(kind, message));
+            // Consecutive lines that say the same thing ("Did not detect devices",
+            // "Unable to find the Infiniband/RoCE device") make one failure.
+            match (st.failures.last_mut(), st.last_failure_line) {
+                (Some(prev), Some(at)) if prev.kind == kind && i - 1 - at <= 2 => {
+                    prev.message = excerpt(&format!("{} | {message}", prev.message), 400);
+                }
+                _ => st.failures.push(Failure::new(kind, message)),
+            }
+            st.last_failure_line = Some(i - 1);
             continue;
         }
         if read_settings(t, &mut st.report.settings) {
