@@ -32,7 +32,7 @@ use serde::Serialize;
 /// A timeout is infrastructure when the workload never produced a result (it
 /// could not start) and fabric when results had started to arrive (a hang after
 /// data moved); the parser knows which and records it in [`Failure::class`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureKind {
     NoDevice,
