@@ -407,3 +407,62 @@ fn every_nccl_fixture_parses() {
         }
     }
 }
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    const FILES: [&str; 5] = [
+        "all_reduce_perf-awsbatch-p5-mpirun-tagoutput.txt",
+        "all_reduce_perf-eks-efa-2node-16gpu-debug-info-tagoutput.txt",
+        "alltoall_perf-superbench-a100-8gpu-blankredop.txt",
+        "nccl_debug-netib-completion-error12-wrapped.txt",
+        "all_reduce_perf-deepops-k8s-2node-errorcol.txt",
+    ];
+
+    fn check(text: &str) {
+        match parse(text, &NcclParseOptions::default()) {
+            Ok(r) => {
+                serde_json::to_string(&r).expect("report encodes");
+            }
+            Err(e) => assert!(!e.to_string().contains('\n'), "{e}"),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn truncated_never_panics(file in 0..FILES.len(), cut in 0.0f64..1.0) {
+            let text = fixture("nccl", FILES[file]);
+            let mut at = (text.len() as f64 * cut) as usize;
+            while !text.is_char_boundary(at) { at -= 1; }
+            check(&text[..at]);
+        }
+
+        #[test]
+        fn shuffled_lines_never_panic(file in 0..FILES.len(), seed in any::<u64>()) {
+            let text = fixture("nccl", FILES[file]);
+            let mut lines: Vec<&str> = text.lines().collect();
+            let mut s = seed | 1;
+            for i in (1..lines.len()).rev() {
+                s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+                lines.swap(i, (s % (i as u64 + 1)) as usize);
+            }
+            check(&lines.join("\n"));
+        }
+
+        #[test]
+        fn random_text_never_panics(text in "(?s).{0,400}") {
+            check(&text);
+        }
+
+        #[test]
+        fn table_like_noise_never_panics(rows in proptest::collection::vec(
+            "[ 0-9.#a-zA-Z/*:-]{0,100}", 0..30)) {
+            let text = format!(
+                "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n{}",
+                rows.join("\n")
+            );
+            check(&text);
+        }
+    }
+}

@@ -500,3 +500,68 @@ fn every_perftest_fixture_parses() {
         }
     }
 }
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    const FILES: [&str; 5] = [
+        "ib_read_bw-mlx4-ib-all-mbsec-cpufreq-midtable.txt",
+        "ib_write_lat-mlx4-ib-all-percentiles.txt",
+        "ib_write_bw-superbench-loopback-allsizes-interleaved.txt",
+        "ib_write_bw-amd-ionic-rocm-bidir-4qp-all-client-timestamps.txt",
+        "ib_write_bw-out_json-roce-doca-platform.txt",
+    ];
+
+    /// Either a report or a one-line error; never a panic.
+    fn check(text: &str) {
+        match parse(text, &PerftestParseOptions::default()) {
+            Ok(r) => {
+                for row in &r.rows {
+                    if let Some(b) = row.as_bw() {
+                        assert!(b.bw_avg_gbps.is_none_or(f64::is_finite));
+                    }
+                }
+                serde_json::to_string(&r).expect("report encodes");
+            }
+            Err(e) => assert!(!e.to_string().contains('\n'), "{e}"),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn truncated_never_panics(file in 0..FILES.len(), cut in 0.0f64..1.0) {
+            let text = fixture("perftest", FILES[file]);
+            let mut at = (text.len() as f64 * cut) as usize;
+            while !text.is_char_boundary(at) { at -= 1; }
+            check(&text[..at]);
+        }
+
+        #[test]
+        fn shuffled_lines_never_panic(file in 0..FILES.len(), seed in any::<u64>()) {
+            let text = fixture("perftest", FILES[file]);
+            let mut lines: Vec<&str> = text.lines().collect();
+            let mut s = seed | 1;
+            for i in (1..lines.len()).rev() {
+                s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+                lines.swap(i, (s % (i as u64 + 1)) as usize);
+            }
+            check(&lines.join("\n"));
+        }
+
+        #[test]
+        fn random_text_never_panics(text in "(?s).{0,400}") {
+            check(&text);
+        }
+
+        #[test]
+        fn table_like_noise_never_panics(rows in proptest::collection::vec(
+            "[ 0-9.#a-zA-Z\\[\\]/%:\t-]{0,80}", 0..30)) {
+            let text = format!(
+                " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n{}",
+                rows.join("\n")
+            );
+            check(&text);
+        }
+    }
+}
