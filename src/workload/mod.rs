@@ -4,5 +4,6 @@
 
 pub mod failure;
 pub mod nccl;
+pub mod parse_cmd;
 pub mod perftest;
 pub mod text;

@@ -1,0 +1,146 @@
+//! The library side of `rocegate parse perftest|nccl FILE`: read a saved output,
+//! parse it, print the report as JSON. It does not run anything.
+
+use std::io::Read;
+
+use crate::workload::nccl::parse as nccl;
+use crate::workload::perftest::parse as perftest;
+use crate::workload::text::ParseError;
+
+/// Which parser to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParseTool {
+    Perftest,
+    Nccl,
+}
+
+/// Why `rocegate parse` failed. `Display` is one line naming the file and the reason.
+#[derive(Debug, thiserror::Error)]
+pub enum ParseCmdError {
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    Parse {
+        path: String,
+        #[source]
+        source: ParseError,
+    },
+    #[error("--unit {unit:?}: unknown unit (use MB/sec, MiB/sec or Gb/sec)")]
+    BadUnit { unit: String },
+    #[error("--unit applies to perftest --out_json files only, not to nccl-tests output")]
+    UnitForNccl,
+    #[error("{path}: cannot encode the report as JSON: {message}")]
+    Encode { path: String, message: String },
+}
+
+/// Parses the file at `path` (`-` reads stdin) and returns the report as pretty
+/// JSON. `unit` is the bandwidth unit of a perftest `--out_json` file, which
+/// prints none. A report with a recognised failure is `Ok`; text that is not the
+/// tool's output is `Err`.
+pub fn run_parse(tool: ParseTool, path: &str, unit: Option<&str>) -> Result<String, ParseCmdError> {
+    let unit_override = match unit {
+        None => None,
+        Some(_) if tool == ParseTool::Nccl => return Err(ParseCmdError::UnitForNccl),
+        Some(u) => Some(
+            perftest::BwUnit::parse(u).ok_or_else(|| ParseCmdError::BadUnit {
+                unit: u.to_string(),
+            })?,
+        ),
+    };
+    let text = read_input(path)?;
+    let display = if path == "-" { "<stdin>" } else { path };
+    let json = match tool {
+        ParseTool::Perftest => {
+            let opts = perftest::PerftestParseOptions {
+                unit_override,
+                killed_by_timeout: false,
+            };
+            let report = perftest::parse(&text, &opts).map_err(|source| ParseCmdError::Parse {
+                path: display.to_string(),
+                source,
+            })?;
+            serde_json::to_string_pretty(&report)
+        }
+        ParseTool::Nccl => {
+            let report =
+                nccl::parse(&text, &nccl::NcclParseOptions::default()).map_err(|source| {
+                    ParseCmdError::Parse {
+                        path: display.to_string(),
+                        source,
+                    }
+                })?;
+            serde_json::to_string_pretty(&report)
+        }
+    };
+    json.map_err(|e| ParseCmdError::Encode {
+        path: display.to_string(),
+        message: e.to_string(),
+    })
+}
+
+/// Reads the whole input as text; invalid UTF-8 (binary noise in a log) is
+/// replaced rather than rejected.
+fn read_input(path: &str) -> Result<String, ParseCmdError> {
+    let mut bytes = Vec::new();
+    let res = if path == "-" {
+        std::io::stdin().read_to_end(&mut bytes).map(|_| ())
+    } else {
+        std::fs::read(path).map(|b| bytes = b)
+    };
+    res.map_err(|source| ParseCmdError::Read {
+        path: if path == "-" {
+            "<stdin>".to_string()
+        } else {
+            path.to_string()
+        },
+        source,
+    })?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.txt");
+        std::fs::write(&p, "hello\n").unwrap();
+        let path = p.to_string_lossy().to_string();
+        let e = run_parse(ParseTool::Perftest, &path, None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with(&path), "{e}");
+        assert!(e.contains("not perftest output"), "{e}");
+        assert!(!e.contains('\n'));
+        let e = run_parse(ParseTool::Nccl, "/nonexistent/file", None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("/nonexistent/file: cannot read"), "{e}");
+        assert!(matches!(
+            run_parse(ParseTool::Perftest, &path, Some("furlongs")),
+            Err(ParseCmdError::BadUnit { .. })
+        ));
+    }
+
+    #[test]
+    fn json_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("j.json");
+        std::fs::write(
+            &p,
+            r#"{"test_info": {"test": "RDMA_Write_BW_Test"}, "results": {"MsgSize": 65536, "n_iterations": 5000, "BW_peak": 10.0, "BW_average": 9.0, "MsgRate": 0.01}}"#,
+        )
+        .unwrap();
+        let out = run_parse(ParseTool::Perftest, &p.to_string_lossy(), Some("Gb/sec")).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["unit"], "Gb/sec");
+        assert_eq!(v["rows"][0]["bw_avg_gbps"], 9.0);
+        assert_eq!(v["tool"], "ib_write_bw");
+    }
+}
