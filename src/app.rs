@@ -115,6 +115,13 @@ pub fn report(_a: &crate::cli::ReportArgs) -> Result<i32, AppError> {
     Err(AppError::Incomplete("report is not wired yet".into()))
 }
 
-pub fn parse(_a: &crate::cli::ParseArgs) -> Result<i32, AppError> {
-    Err(AppError::Incomplete("parse is not wired yet".into()))
+pub fn parse(a: &crate::cli::ParseArgs) -> Result<i32, AppError> {
+    use crate::workload::parse_cmd::{run_parse, ParseTool};
+    let tool = match a.tool {
+        crate::cli::ParseTool::Perftest => ParseTool::Perftest,
+        crate::cli::ParseTool::Nccl => ParseTool::Nccl,
+    };
+    let json = run_parse(tool, &a.file, a.unit.as_deref()).map_err(|e| AppError::Input(e.to_string()))?;
+    println!("{json}");
+    Ok(PASS)
 }

@@ -13,3 +13,5 @@ pub mod exit;
 pub mod inputs;
 pub mod plan;
 pub mod workload;
+pub mod report;
+pub mod score;

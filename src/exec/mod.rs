@@ -7,6 +7,9 @@
 //! client, an mpirun launcher). Everything in a batch runs concurrently; this
 //! is what lets the emulated fabric see all flows that share its links.
 
+pub mod local;
+pub mod transport;
 pub mod types;
 
+pub use transport::{Cancel, Transport};
 pub use types::*;

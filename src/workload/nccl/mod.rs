@@ -1,2 +1,3 @@
-//! nccl-tests.
+//! nccl-tests: launcher command lines and the output parser.
+pub mod command;
 pub mod parse;

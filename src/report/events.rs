@@ -1,0 +1,125 @@
+//! The event records every output is built from. The runner writes them to
+//! `results.jsonl` as they happen; JUnit, HTML and the terminal summary are
+//! pure functions of them (plus the raw files they point at), which is what
+//! lets `rocegate report` rebuild a run's outputs from its directory alone.
+
+use serde::{Deserialize, Serialize};
+
+use crate::score::threshold::Resolved;
+use crate::score::{Counts, Verdict};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Record {
+    RunStarted(RunStarted),
+    Sample(Sample),
+    Verdict(VerdictRecord),
+    RunFinished(RunFinished),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputFile {
+    pub path: String,
+    pub sha256: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedTest {
+    pub name: String,
+    pub kind: String,
+    pub pattern: String,
+    pub rounds: usize,
+    pub steps: usize,
+    pub repeat: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    pub estimate_s: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunStarted {
+    pub rocegate_version: String,
+    pub suite: String,
+    pub fabric: String,
+    pub environment: String,
+    pub transport: String,
+    pub seed: u64,
+    /// UTC, RFC 3339.
+    pub started_at: String,
+    pub inventory: InputFile,
+    pub suite_file: InputFile,
+    pub gate_fail_on: Vec<String>,
+    pub tests: Vec<PlannedTest>,
+    pub estimate_s: f64,
+    pub coverage: serde_json::Value,
+    #[serde(default)]
+    pub disruptive: serde_json::Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailureRecord {
+    pub kind: String,
+    /// `fabric` (the fabric misbehaved: fail) or `infrastructure` (could not measure: error).
+    pub class: String,
+    pub message: String,
+}
+
+/// One execution of one step (a repetition of a round).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    pub test: String,
+    pub component: String,
+    pub round: usize,
+    pub rep: u32,
+    pub step: usize,
+    /// Seconds since the run started (virtual on the emulated fabric).
+    pub started_s: f64,
+    pub ended_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<FailureRecord>,
+    /// Raw output files, relative to the run directory.
+    pub raw: Vec<String>,
+    pub commands: Vec<String>,
+    pub hosts: Vec<String>,
+    /// Facts the parser read (unit, link type, MTU, NCCL transport, versions).
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub details: serde_json::Value,
+}
+
+/// The verdict on one component of one test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerdictRecord {
+    pub test: String,
+    pub kind: String,
+    pub component: String,
+    pub verdict: Verdict,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    pub threshold: Resolved,
+    pub samples: Vec<f64>,
+    pub message: String,
+    /// Raw output files of the samples, relative to the run directory.
+    pub evidence: Vec<String>,
+    pub duration_s: f64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<(f64, f64)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunFinished {
+    pub ended_at: String,
+    pub interrupted: bool,
+    pub counts: Counts,
+    pub gate_passed: bool,
+    pub exit_code: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}

@@ -1,0 +1,129 @@
+//! nccl-tests launched through OpenMPI's mpirun, as on a real cluster: one
+//! rank per GPU (`--map-by ppr:G:node`), every NCCL variable exported with
+//! `-x`, Ring forced so busbw is a network number, and NCCL's INIT/NET debug
+//! output on so the log proves which transport and HCAs NCCL used (NCCL falls
+//! back to TCP sockets silently when RDMA is broken).
+
+use std::os::unix::fs::MetadataExt;
+
+use crate::config::check_suite::Test;
+use crate::config::model::{Inventory, NodeId};
+use crate::config::suite::NcclSpec;
+use crate::config::units::format_size;
+use crate::exec::{Invocation, Role, StepCommands};
+
+/// OpenMPI refuses to start as root unless told it may.
+pub fn running_as_root() -> bool {
+    std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
+}
+
+/// NCCL settings rocegate sets; a suite's `env` overrides any of them.
+pub fn nccl_env(spec: &NcclSpec, inv: &Inventory, nodes: &[NodeId], rails: &[u32]) -> Result<Vec<(String, String)>, String> {
+    let first = nodes.first().ok_or("a collective needs at least one node")?;
+    let nics: Vec<usize> = inv.nodes[*first]
+        .nics
+        .iter()
+        .copied()
+        .filter(|&n| rails.contains(&inv.nics[n].rail))
+        .collect();
+    if nics.is_empty() {
+        return Err(format!("{} has no NIC on rails {rails:?}", inv.nodes[*first].name));
+    }
+    // `=` prefix: exact device names, not prefixes (mlx5_1 must not match mlx5_10).
+    let hca = format!(
+        "={}",
+        nics.iter().map(|&n| format!("{}:{}", inv.nics[n].device, inv.nics[n].port)).collect::<Vec<_>>().join(",")
+    );
+    let gid = crate::workload::perftest::command::gid_index(inv, nics[0])?;
+    // NCCL_IB_TC is the IP traffic class: DSCP in the upper six bits, ECT(0) in the low two.
+    let tc = u32::from(inv.fabric.roce.dscp_roce) << 2 | 2;
+    let mut env: Vec<(String, String)> = vec![
+        ("NCCL_IB_HCA".into(), hca),
+        ("NCCL_IB_GID_INDEX".into(), gid.to_string()),
+        ("NCCL_IB_TC".into(), tc.to_string()),
+        ("NCCL_ALGO".into(), "Ring".into()),
+        ("NCCL_DEBUG".into(), "INFO".into()),
+        ("NCCL_DEBUG_SUBSYS".into(), "INIT,NET".into()),
+        ("NCCL_IB_QPS_PER_CONNECTION".into(), "4".into()),
+    ];
+    for (k, v) in &spec.env {
+        match env.iter_mut().find(|(key, _)| key == k) {
+            Some(slot) => slot.1 = v.clone(),
+            None => env.push((k.clone(), v.clone())),
+        }
+    }
+    Ok(env)
+}
+
+pub fn tool_args(spec: &NcclSpec) -> Vec<String> {
+    vec![
+        spec.tool.binary().into(),
+        "-b".into(),
+        format_size(spec.min_bytes.0),
+        "-e".into(),
+        format_size(spec.max_bytes.0),
+        "-f".into(),
+        spec.step_factor.to_string(),
+        "-g".into(),
+        "1".into(),
+        "-n".into(),
+        spec.iters.to_string(),
+        "-w".into(),
+        spec.warmup.to_string(),
+        "-c".into(),
+        if spec.check { "1" } else { "0" }.into(),
+    ]
+}
+
+pub fn mpirun_argv(spec: &NcclSpec, inv: &Inventory, nodes: &[NodeId], env: &[(String, String)]) -> Vec<String> {
+    let g = spec.gpus_per_node;
+    let mut a: Vec<String> = vec!["mpirun".into()];
+    if running_as_root() {
+        a.push("--allow-run-as-root".into());
+    }
+    let hosts = nodes.iter().map(|&n| format!("{}:{g}", inv.nodes[n].address)).collect::<Vec<_>>().join(",");
+    a.extend([
+        "-np".into(),
+        (nodes.len() as u32 * g).to_string(),
+        "-H".into(),
+        hosts,
+        "--map-by".into(),
+        format!("ppr:{g}:node"),
+        "--bind-to".into(),
+        "numa".into(),
+    ]);
+    for (k, v) in env {
+        a.extend(["-x".into(), format!("{k}={v}")]);
+    }
+    a.extend(tool_args(spec));
+    a
+}
+
+pub fn collective_step(test: &Test, spec: &NcclSpec, inv: &Inventory, nodes: &[NodeId], rails: &[u32]) -> Result<StepCommands, String> {
+    let env = nccl_env(spec, inv, nodes, rails)?;
+    let (argv, env) = match spec.launcher {
+        crate::config::suite::Launcher::Mpirun => (mpirun_argv(spec, inv, nodes, &env), Vec::new()),
+        // srun's --export splits on commas and NCCL_IB_HCA has commas, so the
+        // variables travel in srun's own environment with --export=ALL.
+        crate::config::suite::Launcher::Srun => (srun_argv(spec, inv, nodes), env),
+    };
+    Ok(StepCommands {
+        invocations: vec![Invocation { host: "localhost".into(), argv, env, role: Role::Launcher, timeout: test.timeout }],
+    })
+}
+
+/// Slurm's launcher: `srun -N n -w hosts --ntasks-per-node=G --export=ALL`.
+pub fn srun_argv(spec: &NcclSpec, inv: &Inventory, nodes: &[NodeId]) -> Vec<String> {
+    let names: Vec<String> = nodes.iter().map(|&n| inv.nodes[n].name.clone()).collect();
+    let mut a: Vec<String> = vec![
+        "srun".into(),
+        "-N".into(),
+        nodes.len().to_string(),
+        "-w".into(),
+        crate::config::hostlist::compress(&names),
+        format!("--ntasks-per-node={}", spec.gpus_per_node),
+        "--export=ALL".into(),
+    ];
+    a.extend(tool_args(spec));
+    a
+}
