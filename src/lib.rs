@@ -14,4 +14,5 @@ pub mod inputs;
 pub mod plan;
 pub mod workload;
 pub mod report;
+pub mod runner;
 pub mod score;

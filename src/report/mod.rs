@@ -2,3 +2,10 @@
 //! raw output files, JUnit, HTML, summary.json, terminal progress).
 
 pub mod events;
+pub mod html;
+pub mod jsonl;
+pub mod junit;
+pub mod raw;
+pub mod progress;
+pub mod sanitize;
+pub mod summary;

@@ -1,0 +1,197 @@
+//! report.html: one self-contained file (inline CSS and SVG, no scripts
+//! fetched from anywhere) for the people who must trust a pass or act on a
+//! fail. A pure function of the records and the raw files.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::score::Verdict;
+
+use super::events::{Record, Sample, VerdictRecord};
+use super::raw;
+use super::sanitize::html_escape as esc;
+
+const RAW_CAP: usize = 16 * 1024;
+
+const CSS: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}\
+h1{margin:0 0 4px}table{border-collapse:collapse;margin:8px 0 20px;width:100%}\
+th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}\
+th{background:#f4f4f4}.pass{color:#17692e}.warn{color:#9a6700}.fail{color:#b3261e;font-weight:bold}\
+.error{color:#6f2da8;font-weight:bold}.skipped{color:#777}.gate{font-size:20px;padding:8px 12px;display:inline-block;border-radius:4px}\
+.gate.ok{background:#dff3e4}.gate.no{background:#fbe0de}pre{background:#f8f8f8;padding:8px;overflow:auto;max-height:400px;font-size:12px}\
+details summary{cursor:pointer}.num{text-align:right;font-variant-numeric:tabular-nums}small{color:#666}";
+
+fn fmt_value(v: Option<f64>, unit: Option<&str>) -> String {
+    match v {
+        Some(x) => format!("{x:.2} {}", unit.unwrap_or("")),
+        None => "—".into(),
+    }
+}
+
+fn threshold_text(v: &VerdictRecord) -> String {
+    let t = &v.threshold;
+    let mut parts = Vec::new();
+    if let Some(x) = t.min {
+        parts.push(format!("min {x:.1}"));
+    }
+    if let Some(x) = t.warn_min {
+        parts.push(format!("warn below {x:.1}"));
+    }
+    if let Some(x) = t.max {
+        parts.push(format!("max {x:.1}"));
+    }
+    if let Some(x) = t.warn_max {
+        parts.push(format!("warn above {x:.1}"));
+    }
+    parts.join(", ")
+}
+
+/// busbw against message size on log scales, from a collective's samples.
+fn curve_svg(points: &[(f64, f64)]) -> String {
+    let pts: Vec<(f64, f64)> = points.iter().copied().filter(|(x, y)| *x > 0.0 && *y >= 0.0).collect();
+    if pts.len() < 2 {
+        return String::new();
+    }
+    let (w, h, pad) = (520.0, 220.0, 40.0);
+    let xmin = pts.iter().map(|p| p.0.log2()).fold(f64::MAX, f64::min);
+    let xmax = pts.iter().map(|p| p.0.log2()).fold(f64::MIN, f64::max).max(xmin + 1.0);
+    let ymax = pts.iter().map(|p| p.1).fold(0.0, f64::max).max(1.0);
+    let px = |x: f64| pad + (x.log2() - xmin) / (xmax - xmin) * (w - 2.0 * pad);
+    let py = |y: f64| h - pad - y / ymax * (h - 2.0 * pad);
+    let path: Vec<String> = pts.iter().map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
+    format!(
+        "<svg width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"bus bandwidth by message size\">\
+<line x1=\"{pad}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" stroke=\"#999\"/><line x1=\"{pad}\" y1=\"{pad}\" x2=\"{pad}\" y2=\"{b}\" stroke=\"#999\"/>\
+<polyline fill=\"none\" stroke=\"#1f6feb\" stroke-width=\"2\" points=\"{}\"/>\
+<text x=\"{pad}\" y=\"{t}\" font-size=\"11\">{ymax:.0} GB/s</text><text x=\"{pad}\" y=\"{bl}\" font-size=\"11\">{} B</text>\
+<text x=\"{r}\" y=\"{bl}\" font-size=\"11\" text-anchor=\"end\">{} B</text></svg>",
+        path.join(" "),
+        pts[0].0,
+        pts[pts.len() - 1].0,
+        b = h - pad,
+        r = w - pad,
+        t = pad - 6.0,
+        bl = h - pad + 16.0,
+    )
+}
+
+pub fn render(records: &[Record], run_dir: &Path) -> String {
+    let started = records.iter().find_map(|r| if let Record::RunStarted(s) = r { Some(s) } else { None });
+    let finished = records.iter().find_map(|r| if let Record::RunFinished(f) = r { Some(f) } else { None });
+    let verdicts: Vec<&VerdictRecord> = records.iter().filter_map(|r| if let Record::Verdict(v) = r { Some(v) } else { None }).collect();
+    let samples: Vec<&Sample> = records.iter().filter_map(|r| if let Record::Sample(s) = r { Some(s) } else { None }).collect();
+    let mut h = String::new();
+    let title = started.map(|s| format!("rocegate: {} on {}", s.suite, s.fabric)).unwrap_or_else(|| "rocegate report".into());
+    let _ = write!(h, "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{CSS}</style></head><body>", esc(&title));
+    let _ = write!(h, "<h1>{}</h1>", esc(&title));
+    if let Some(s) = started {
+        let _ = write!(
+            h,
+            "<p><small>started {} · environment {} · transport {} · seed {} · inventory {} (sha256 {}) · suite {} (sha256 {})</small></p>",
+            esc(&s.started_at),
+            esc(&s.environment),
+            esc(&s.transport),
+            s.seed,
+            esc(&s.inventory.path),
+            &s.inventory.sha256[..12.min(s.inventory.sha256.len())],
+            esc(&s.suite_file.path),
+            &s.suite_file.sha256[..12.min(s.suite_file.sha256.len())]
+        );
+    }
+    match finished {
+        Some(f) => {
+            let (cls, text) = if f.interrupted {
+                ("no", "RUN INCOMPLETE (interrupted)".to_string())
+            } else if f.gate_passed {
+                ("ok", "GATE PASSED".to_string())
+            } else {
+                ("no", "GATE FAILED".to_string())
+            };
+            let c = &f.counts;
+            let _ = write!(
+                h,
+                "<p class=\"gate {cls}\">{text} — exit {}</p><p>{} pass · {} warn · {} fail · {} error · {} skipped</p>",
+                f.exit_code, c.pass, c.warn, c.fail, c.error, c.skipped
+            );
+        }
+        None => h.push_str("<p class=\"gate no\">RUN DID NOT FINISH (no run_finished record)</p>"),
+    }
+    // Every non-pass first: what to act on.
+    let bad: Vec<&&VerdictRecord> = verdicts.iter().filter(|v| !matches!(v.verdict, Verdict::Pass)).collect();
+    if !bad.is_empty() {
+        h.push_str("<h2>Needs attention</h2><table><tr><th>verdict</th><th>test</th><th>component</th><th>value</th><th>threshold</th><th>message and evidence</th></tr>");
+        for v in bad.iter().take(500) {
+            let mut evidence = String::new();
+            for rel in v.evidence.iter().take(2) {
+                let text = raw::read_capped(run_dir, rel, RAW_CAP).unwrap_or_else(|| format!("({rel} is missing)"));
+                let _ = write!(evidence, "<details><summary>{}</summary><pre>{}</pre></details>", esc(rel), esc(&text));
+            }
+            let _ = write!(
+                h,
+                "<tr><td class=\"{c}\">{c}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}{evidence}</td></tr>",
+                esc(&v.test),
+                esc(&v.component),
+                esc(&fmt_value(v.value, v.unit.as_deref())),
+                esc(&threshold_text(v)),
+                esc(&v.message),
+                c = v.verdict.as_str()
+            );
+        }
+        if bad.len() > 500 {
+            let _ = write!(h, "<tr><td colspan=\"6\">… {} more in results.jsonl</td></tr>", bad.len() - 500);
+        }
+        h.push_str("</table>");
+    }
+    // Per test.
+    let mut by_test: BTreeMap<&str, Vec<&VerdictRecord>> = BTreeMap::new();
+    for v in &verdicts {
+        by_test.entry(v.test.as_str()).or_default().push(v);
+    }
+    let order: Vec<String> = started.map(|s| s.tests.iter().map(|t| t.name.clone()).collect()).unwrap_or_else(|| by_test.keys().map(|k| k.to_string()).collect());
+    for name in &order {
+        let Some(vs) = by_test.get(name.as_str()) else { continue };
+        let planned = started.and_then(|s| s.tests.iter().find(|t| &t.name == name));
+        let _ = write!(h, "<h2>{}</h2>", esc(name));
+        if let Some(p) = planned {
+            let _ = write!(h, "<p><small>{} · pattern {} · {} rounds · {} steps · repeat {}</small></p>", esc(&p.kind), esc(&p.pattern), p.rounds, p.steps, p.repeat);
+        }
+        // Collective curves.
+        for s in samples.iter().filter(|s| &s.test == name) {
+            if let Some(curve) = s.details.get("curve").and_then(|c| c.as_array()) {
+                let pts: Vec<(f64, f64)> = curve.iter().filter_map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()?))).collect();
+                let svg = curve_svg(&pts);
+                if !svg.is_empty() {
+                    let _ = write!(h, "<p>{} (round {}, repetition {})</p>{svg}", esc(&s.component), s.round, s.rep);
+                    break;
+                }
+            }
+        }
+        let values: Vec<f64> = vs.iter().filter_map(|v| v.value).collect();
+        if let (Some(lo), Some(hi)) = (values.iter().copied().reduce(f64::min), values.iter().copied().reduce(f64::max)) {
+            let _ = write!(h, "<p>{} components · values from {lo:.2} to {hi:.2} {}</p>", vs.len(), esc(vs[0].unit.as_deref().unwrap_or("")));
+        }
+        h.push_str("<details><summary>all components</summary><table><tr><th>component</th><th>verdict</th><th>value</th><th>samples</th><th>message</th></tr>");
+        for v in vs.iter().take(5000) {
+            let samples: Vec<String> = v.samples.iter().map(|x| format!("{x:.2}")).collect();
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td class=\"{c}\">{c}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&v.component),
+                esc(&fmt_value(v.value, v.unit.as_deref())),
+                esc(&samples.join(" ")),
+                esc(&v.message),
+                c = v.verdict.as_str()
+            );
+        }
+        h.push_str("</table></details>");
+    }
+    if let Some(s) = started {
+        let _ = write!(h, "<h2>Plan and coverage</h2><pre>{}</pre>", esc(&serde_json::to_string_pretty(&s.coverage).unwrap_or_default()));
+        if s.disruptive.as_array().is_some_and(|a| !a.is_empty()) {
+            let _ = write!(h, "<h3>Disruptive steps</h3><pre>{}</pre>", esc(&serde_json::to_string_pretty(&s.disruptive).unwrap_or_default()));
+        }
+    }
+    h.push_str("</body></html>\n");
+    h
+}

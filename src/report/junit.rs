@@ -1,0 +1,158 @@
+//! junit.xml for Jenkins and GitLab: one testsuite per suite test, one
+//! testcase per component (pair, incast receiver, collective) named by the
+//! component, failure messages with the measured value and the threshold,
+//! raw output in system-out. A pure function of the records and raw files.
+//!
+//! Past `rollup_limit` components in one test (a full mesh of hundreds of
+//! nodes), pair results are rolled up per NIC: one testcase per NIC with its
+//! worst verdict and the partners that made it so.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use junit_report::{Duration, OffsetDateTime, ReportBuilder, TestCase, TestSuiteBuilder};
+
+use crate::score::{fails_gate, Verdict};
+use crate::config::suite::{Gate, VerdictName};
+
+use super::events::{Record, VerdictRecord};
+use super::raw;
+use super::sanitize::xml_safe;
+
+/// Raw output per testcase is capped so the file stays usable.
+const SYSTEM_OUT_CAP: usize = 32 * 1024;
+pub const DEFAULT_ROLLUP: usize = 2000;
+
+fn gate_of(records: &[Record]) -> Gate {
+    let names = records.iter().find_map(|r| match r {
+        Record::RunStarted(s) => Some(s.gate_fail_on.clone()),
+        _ => None,
+    });
+    let fail_on = names
+        .unwrap_or_else(|| vec!["fail".into(), "error".into()])
+        .iter()
+        .filter_map(|n| serde_json::from_value::<VerdictName>(serde_json::Value::String(n.clone())).ok())
+        .collect();
+    Gate { fail_on }
+}
+
+fn evidence_text(run_dir: &Path, v: &VerdictRecord) -> String {
+    let mut out = format!("{}\n", v.message);
+    if !v.samples.is_empty() {
+        out += &format!("samples: {:?}\n", v.samples);
+    }
+    if v.verdict != Verdict::Pass {
+        let mut budget = SYSTEM_OUT_CAP;
+        for rel in v.evidence.iter().take(3) {
+            out += &format!("--- {rel}\n");
+            if let Some(text) = raw::read_capped(run_dir, rel, budget) {
+                budget = budget.saturating_sub(text.len());
+                out += &text;
+            }
+            if budget == 0 {
+                break;
+            }
+        }
+    } else if let Some(rel) = v.evidence.first() {
+        out += &format!("evidence: {rel}\n");
+    }
+    xml_safe(&out)
+}
+
+fn testcase(run_dir: &Path, gate: &Gate, suite: &str, v: &VerdictRecord) -> TestCase {
+    let time = Duration::seconds_f64(v.duration_s.max(0.0));
+    let name = xml_safe(&v.component);
+    let msg = xml_safe(&format!("{}: {}", v.component, v.message));
+    let mut tc = match v.verdict {
+        Verdict::Skipped => TestCase::skipped(&name),
+        Verdict::Error => TestCase::error(&name, time, "error", &msg),
+        verdict if fails_gate(gate, verdict) => TestCase::failure(&name, time, verdict.as_str(), &msg),
+        _ => TestCase::success(&name, time),
+    };
+    tc.set_classname(&format!("{suite}.{}", v.test));
+    tc.set_system_out(&evidence_text(run_dir, v));
+    tc
+}
+
+/// One verdict per NIC: the worst over all pairs it was in.
+fn rollup(verdicts: &[&VerdictRecord]) -> Vec<VerdictRecord> {
+    let mut by_nic: BTreeMap<String, Vec<&VerdictRecord>> = BTreeMap::new();
+    for v in verdicts {
+        match v.component.split_once("<->") {
+            Some((a, b)) => {
+                by_nic.entry(a.to_string()).or_default().push(v);
+                by_nic.entry(b.to_string()).or_default().push(v);
+            }
+            None => by_nic.entry(v.component.clone()).or_default().push(v),
+        }
+    }
+    by_nic
+        .into_iter()
+        .map(|(nic, vs)| {
+            let worst = vs.iter().map(|v| v.verdict).max().unwrap_or(Verdict::Pass);
+            let bad: Vec<&&VerdictRecord> = vs.iter().filter(|v| v.verdict == worst && worst != Verdict::Pass).collect();
+            let message = if bad.is_empty() {
+                format!("all {} pairs pass", vs.len())
+            } else {
+                let list: Vec<String> = bad.iter().take(5).map(|v| format!("{} ({})", v.component, v.message)).collect();
+                format!("{} of {} pairs {}: {}{}", bad.len(), vs.len(), worst.as_str(), list.join("; "), if bad.len() > 5 { "; …" } else { "" })
+            };
+            VerdictRecord {
+                test: vs[0].test.clone(),
+                kind: vs[0].kind.clone(),
+                component: nic,
+                verdict: worst,
+                metric: vs[0].metric.clone(),
+                value: None,
+                unit: vs[0].unit.clone(),
+                threshold: vs[0].threshold.clone(),
+                samples: Vec::new(),
+                message,
+                evidence: bad.iter().take(3).flat_map(|v| v.evidence.iter().take(1).cloned()).collect(),
+                duration_s: vs.iter().map(|v| v.duration_s).sum(),
+                series: Vec::new(),
+            }
+        })
+        .collect()
+}
+
+pub fn render(records: &[Record], run_dir: &Path, rollup_limit: usize) -> Result<String, String> {
+    let started = records.iter().find_map(|r| match r {
+        Record::RunStarted(s) => Some(s),
+        _ => None,
+    });
+    let suite = started.map(|s| s.suite.as_str()).unwrap_or("rocegate");
+    let timestamp = started
+        .and_then(|s| OffsetDateTime::parse(&s.started_at, &time::format_description::well_known::Rfc3339).ok())
+        .unwrap_or(OffsetDateTime::UNIX_EPOCH);
+    let gate = gate_of(records);
+    // Tests in plan order, then any test seen only in verdicts.
+    let mut order: Vec<String> = started.map(|s| s.tests.iter().map(|t| t.name.clone()).collect()).unwrap_or_default();
+    let mut groups: BTreeMap<String, Vec<&VerdictRecord>> = BTreeMap::new();
+    for r in records {
+        if let Record::Verdict(v) = r {
+            if !order.contains(&v.test) {
+                order.push(v.test.clone());
+            }
+            groups.entry(v.test.clone()).or_default().push(v);
+        }
+    }
+    let mut report = ReportBuilder::new();
+    for test in order {
+        let Some(vs) = groups.get(&test) else { continue };
+        let rolled;
+        let list: Vec<&VerdictRecord> = if vs.len() > rollup_limit && vs.iter().any(|v| v.component.contains("<->")) {
+            rolled = rollup(vs);
+            rolled.iter().collect()
+        } else {
+            vs.clone()
+        };
+        let mut ts = TestSuiteBuilder::new(&format!("{suite}.{test}"));
+        ts.set_timestamp(timestamp);
+        ts.add_testcases(list.iter().map(|v| testcase(run_dir, &gate, suite, v)));
+        report.add_testsuite(ts.build());
+    }
+    let mut buf = Vec::new();
+    report.build().write_xml(&mut buf).map_err(|e| format!("cannot write JUnit XML: {e}"))?;
+    String::from_utf8(buf).map_err(|e| e.to_string())
+}

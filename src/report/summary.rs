@@ -1,0 +1,95 @@
+//! summary.json for machines, and the end-of-run list on the terminal.
+
+use std::collections::BTreeSet;
+
+use serde_json::json;
+
+use crate::score::Verdict;
+
+use super::events::Record;
+
+/// Tool and firmware versions seen in the outputs, input hashes, command lines.
+pub fn summary_json(records: &[Record], run_dir: &str) -> serde_json::Value {
+    let started = records.iter().find_map(|r| if let Record::RunStarted(s) = r { Some(s) } else { None });
+    let finished = records.iter().find_map(|r| if let Record::RunFinished(f) = r { Some(f) } else { None });
+    let mut versions: BTreeSet<String> = BTreeSet::new();
+    let mut commands: Vec<serde_json::Value> = Vec::new();
+    let mut seen_tests: BTreeSet<&str> = BTreeSet::new();
+    let mut command_count = 0usize;
+    for r in records {
+        if let Record::Sample(s) = r {
+            command_count += s.commands.len();
+            if seen_tests.insert(&s.test) {
+                commands.push(json!({"test": s.test, "example": s.commands}));
+            }
+            for key in ["nccl_version", "nccl_tests_version"] {
+                if let Some(v) = s.details.get(key).and_then(|v| v.as_str()) {
+                    versions.insert(format!("{key}={v}"));
+                }
+            }
+            if let Some(clients) = s.details.get("clients").and_then(|c| c.as_array()) {
+                for c in clients {
+                    if let Some(t) = c.get("link_type").and_then(|v| v.as_str()) {
+                        versions.insert(format!("perftest link_type={t}"));
+                    }
+                    if let Some(m) = c.get("mtu").and_then(|v| v.as_u64()) {
+                        versions.insert(format!("perftest mtu={m}"));
+                    }
+                }
+            }
+        }
+    }
+    json!({
+        "rocegate_version": env!("CARGO_PKG_VERSION"),
+        "run_dir": run_dir,
+        "suite": started.map(|s| &s.suite),
+        "fabric": started.map(|s| &s.fabric),
+        "transport": started.map(|s| &s.transport),
+        "seed": started.map(|s| s.seed),
+        "started_at": started.map(|s| &s.started_at),
+        "ended_at": finished.map(|f| &f.ended_at),
+        "inputs": started.map(|s| json!({"inventory": s.inventory, "suite": s.suite_file})),
+        "seen": versions,
+        "commands": {"total": command_count, "per_test_example": commands},
+        "counts": finished.map(|f| f.counts),
+        "gate_passed": finished.map(|f| f.gate_passed),
+        "interrupted": finished.map(|f| f.interrupted),
+        "exit_code": finished.map(|f| f.exit_code),
+    })
+}
+
+/// Every non-pass result: component, value, threshold, verdict, evidence.
+pub fn terminal_list(records: &[Record], run_dir: &str) -> String {
+    let mut out = String::new();
+    let mut n = 0;
+    for r in records {
+        let Record::Verdict(v) = r else { continue };
+        if v.verdict == Verdict::Pass {
+            continue;
+        }
+        n += 1;
+        if n > 200 {
+            continue;
+        }
+        let value = v.value.map(|x| format!("{x:.2} {}", v.unit.as_deref().unwrap_or(""))).unwrap_or_else(|| "-".into());
+        let t = &v.threshold;
+        let threshold = [t.min.map(|x| format!("min {x:.1}")), t.max.map(|x| format!("max {x:.1}"))]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let evidence = v.evidence.first().map(|e| format!("{run_dir}/{e}")).unwrap_or_else(|| "-".into());
+        out += &format!(
+            "{:<7} {} {}\n        value {value}  threshold {}  {}\n        evidence {evidence}\n",
+            v.verdict.as_str().to_uppercase(),
+            v.test,
+            v.component,
+            if threshold.is_empty() { "-".into() } else { threshold },
+            v.message
+        );
+    }
+    if n > 200 {
+        out += &format!("… and {} more non-pass results in {run_dir}/results.jsonl\n", n - 200);
+    }
+    out
+}

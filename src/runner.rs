@@ -1,0 +1,322 @@
+//! The engine: plan rounds into batches, batches through a transport,
+//! outputs through the parsers into samples, samples into verdicts. Every
+//! result is an event handed to the sinks as it happens; the engine itself
+//! writes no file and prints nothing.
+
+use std::collections::HashMap;
+
+use crate::config::check_suite::{Suite, Test, TestKind};
+use crate::config::hostlist;
+use crate::config::model::{Inventory, NicId};
+use crate::exec::{Cancel, StepCommands, Transport};
+use crate::plan::{render::pattern_name, Plan, Step};
+use crate::report::events::*;
+use crate::score::threshold::{judge, median, resolve};
+use crate::score::{Counts, Verdict};
+use crate::workload::measure::{self, Measurement};
+use crate::workload::{nccl, perftest};
+
+/// Receives every record as it happens, and round boundaries for progress.
+pub trait Sink {
+    fn record(&mut self, r: &Record);
+    fn round_started(&mut self, _test: &str, _round: usize, _rounds: usize, _rep: u32, _steps: usize) {}
+}
+
+pub struct Engine<'a> {
+    pub inv: &'a Inventory,
+    pub suite: &'a Suite,
+    pub plan: &'a Plan,
+    pub transport: &'a dyn Transport,
+}
+
+pub struct Outcome {
+    pub counts: Counts,
+    pub gate_passed: bool,
+    pub interrupted: bool,
+}
+
+/// Stable, unique names for what a step measures.
+pub fn component(inv: &Inventory, step: &Step) -> String {
+    match step {
+        Step::Pair { a, b } => format!("{}<->{}", inv.nic_name(*a), inv.nic_name(*b)),
+        Step::Incast(i) => {
+            let senders: Vec<String> = i.senders.iter().map(|&s| inv.nodes[inv.nics[s].node].name.clone()).collect();
+            format!("{}<-{}", inv.nic_name(i.receiver), hostlist::compress(&senders))
+        }
+        Step::Collective(c) => {
+            let names: Vec<String> = c.nodes.iter().map(|&n| inv.nodes[n].name.clone()).collect();
+            let rails = match (c.rails.first(), c.rails.last()) {
+                (Some(a), Some(b)) if a != b => format!(" rails {a}-{b}"),
+                (Some(a), _) => format!(" rail {a}"),
+                _ => String::new(),
+            };
+            format!("{}{rails}", hostlist::compress(&names))
+        }
+    }
+}
+
+/// The rate a component can carry, for `min_pct_of_line_rate`.
+fn line_rate(inv: &Inventory, test: &Test, step: &Step) -> Option<f64> {
+    let speed = |n: NicId| f64::from(inv.nics[n].speed_gbps);
+    match (step, &test.kind) {
+        (Step::Pair { a, b }, TestKind::Perftest(p)) => Some(speed(*a).min(speed(*b)) * if p.bidirectional { 2.0 } else { 1.0 }),
+        (Step::Pair { a, b }, _) => Some(speed(*a).min(speed(*b))),
+        (Step::Incast(i), _) => Some(speed(i.receiver)),
+        (Step::Collective(_), _) => None,
+    }
+}
+
+fn build(inv: &Inventory, test: &Test, step: &Step, ports: &mut perftest::command::Ports) -> Result<StepCommands, String> {
+    match (&test.kind, step) {
+        (TestKind::Perftest(p), Step::Pair { a, b }) => perftest::command::pair_step(test, p, inv, *a, *b, ports),
+        (TestKind::Perftest(p), Step::Incast(i)) => perftest::command::incast_step(test, p, inv, i.receiver, &i.senders, ports),
+        (TestKind::Nccl(n), Step::Collective(c)) => nccl::command::collective_step(test, n, inv, &c.nodes, &c.rails),
+        (kind, _) => Err(format!("{} tests cannot run this step yet", kind.label())),
+    }
+}
+
+fn measure(test: &Test, cmds: &StepCommands, outs: &[crate::exec::InvocationOutput]) -> Measurement {
+    let metric = test.metric.unwrap_or(crate::config::suite::Metric::BwAvgGbps);
+    match &test.kind {
+        TestKind::Perftest(_) => measure::perftest_step(cmds, outs, metric),
+        TestKind::Nccl(n) => measure::nccl_step(cmds, outs, metric, n.max_bytes.0),
+        _ => Measurement::default(),
+    }
+}
+
+/// Samples gathered for one component until its verdict.
+#[derive(Default)]
+struct Pending {
+    values: Vec<f64>,
+    failures: Vec<FailureRecord>,
+    evidence: Vec<String>,
+    duration_s: f64,
+    line: Option<f64>,
+}
+
+fn verdict_for(test: &Test, component: &str, p: Pending) -> VerdictRecord {
+    let metric = test.metric;
+    let threshold = resolve(&test.expect, p.line);
+    let value = median(&p.values);
+    let (verdict, message) = if let Some(f) = p.failures.iter().find(|f| f.class == "fabric") {
+        (Verdict::Fail, format!("{} ({})", f.message, f.kind))
+    } else if let Some(f) = p.failures.first() {
+        (Verdict::Error, format!("could not measure: {} ({})", f.message, f.kind))
+    } else {
+        match (metric, value) {
+            (Some(m), Some(v)) => {
+                let (verdict, msg) = judge(m, &threshold, v);
+                let samples = if p.values.len() > 1 { format!(" [median of {}]", p.values.len()) } else { String::new() };
+                (verdict, format!("{msg}{samples}"))
+            }
+            _ => (Verdict::Error, "no value was measured".to_string()),
+        }
+    };
+    VerdictRecord {
+        test: test.name.clone(),
+        kind: test.kind.label().into(),
+        component: component.to_string(),
+        verdict,
+        metric: metric.map(|m| m.name().to_string()),
+        value,
+        unit: metric.map(|m| m.unit().to_string()),
+        threshold,
+        samples: p.values,
+        message,
+        evidence: p.evidence,
+        duration_s: p.duration_s,
+        series: Vec::new(),
+    }
+}
+
+impl Engine<'_> {
+    pub fn run_started(&self, seed: u64, started_at: String) -> RunStarted {
+        let tests = self
+            .plan
+            .tests
+            .iter()
+            .map(|tp| {
+                let t = &self.suite.tests[tp.test];
+                PlannedTest {
+                    name: t.name.clone(),
+                    kind: t.kind.label().into(),
+                    pattern: pattern_name(t.pattern.as_ref(), &t.kind),
+                    rounds: tp.rounds.len(),
+                    steps: tp.steps(),
+                    repeat: t.repeat,
+                    metric: t.metric.map(|m| m.name().into()),
+                    unit: t.metric.map(|m| m.unit().into()),
+                    estimate_s: tp.estimate.as_secs_f64(),
+                }
+            })
+            .collect();
+        RunStarted {
+            rocegate_version: env!("CARGO_PKG_VERSION").into(),
+            suite: self.suite.name.clone(),
+            fabric: self.inv.fabric.name.clone(),
+            environment: format!("{:?}", self.inv.fabric.environment).to_lowercase(),
+            transport: self.transport.describe(),
+            seed,
+            started_at,
+            inventory: InputFile { path: self.inv.source.path.clone(), sha256: self.inv.source.sha256.clone() },
+            suite_file: InputFile { path: self.suite.source.path.clone(), sha256: self.suite.source.sha256.clone() },
+            gate_fail_on: self.suite.gate.fail_on.iter().map(|v| serde_json::to_value(v).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()).collect(),
+            tests,
+            estimate_s: self.plan.estimate.as_secs_f64(),
+            coverage: serde_json::to_value(&self.plan.coverage).unwrap_or_default(),
+            disruptive: serde_json::to_value(&self.plan.disruptions).unwrap_or_default(),
+        }
+    }
+
+    /// Runs the plan. `write_raw` stores a step's raw output and returns its
+    /// relative path; sinks receive every record.
+    pub async fn run(
+        &self,
+        cancel: Cancel,
+        sinks: &mut [&mut dyn Sink],
+        write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
+    ) -> Outcome {
+        let mut counts = Counts::default();
+        let mut gate_passed = true;
+        let mut interrupted = false;
+        let emit = |r: Record, sinks: &mut [&mut dyn Sink]| {
+            for s in sinks.iter_mut() {
+                s.record(&r);
+            }
+        };
+        'tests: for tp in &self.plan.tests {
+            let test = &self.suite.tests[tp.test];
+            if let TestKind::Fault(_) | TestKind::Iperf(_) = test.kind {
+                let v = VerdictRecord {
+                    test: test.name.clone(),
+                    kind: test.kind.label().into(),
+                    component: test.name.clone(),
+                    verdict: Verdict::Skipped,
+                    metric: None,
+                    value: None,
+                    unit: None,
+                    threshold: Default::default(),
+                    samples: Vec::new(),
+                    message: format!("{} tests are not run by this build of rocegate", test.kind.label()),
+                    evidence: Vec::new(),
+                    duration_s: 0.0,
+                    series: Vec::new(),
+                };
+                counts.add(v.verdict);
+                emit(Record::Verdict(v), sinks);
+                continue;
+            }
+            // A component's verdict comes after the last round it appears in.
+            let mut last_round: HashMap<String, usize> = HashMap::new();
+            let names: Vec<Vec<String>> = tp
+                .rounds
+                .iter()
+                .enumerate()
+                .map(|(ri, round)| {
+                    round
+                        .iter()
+                        .map(|s| {
+                            let c = component(self.inv, s);
+                            last_round.insert(c.clone(), ri);
+                            c
+                        })
+                        .collect()
+                })
+                .collect();
+            let mut pending: HashMap<String, Pending> = HashMap::new();
+            for (ri, round) in tp.rounds.iter().enumerate() {
+                for rep in 0..test.repeat {
+                    if *cancel.borrow() {
+                        interrupted = true;
+                        break 'tests;
+                    }
+                    for s in sinks.iter_mut() {
+                        s.round_started(&test.name, ri, tp.rounds.len(), rep, round.len());
+                    }
+                    let mut ports = perftest::command::Ports::default();
+                    let built: Vec<Result<StepCommands, String>> = round.iter().map(|s| build(self.inv, test, s, &mut ports)).collect();
+                    let batch: Vec<StepCommands> = built.iter().filter_map(|b| b.as_ref().ok().cloned()).collect();
+                    let mut outputs = self.transport.run_batch(&batch, cancel.clone()).await.into_iter();
+                    let cancelled = *cancel.borrow();
+                    let mut samples = Vec::new();
+                    for (si, (step, b)) in round.iter().zip(built).enumerate() {
+                        let comp = names[ri][si].clone();
+                        let now = self.transport.now_s();
+                        let (m, raw, commands, hosts, started, ended) = match b {
+                            Err(e) => (
+                                Measurement {
+                                    failure: Some(FailureRecord { kind: "invalid_step".into(), class: "infrastructure".into(), message: e }),
+                                    ..Default::default()
+                                },
+                                Vec::new(),
+                                Vec::new(),
+                                Vec::new(),
+                                now,
+                                now,
+                            ),
+                            Ok(cmds) => {
+                                let outs = outputs.next().unwrap_or_default();
+                                let started = outs.iter().map(|o| o.started_s).fold(f64::MAX, f64::min).min(now);
+                                let ended = outs.iter().map(|o| o.ended_s).fold(0.0, f64::max);
+                                let m = measure(test, &cmds, &outs);
+                                let rel = crate::report::raw::rel_path(&test.name, ri, rep, si);
+                                let raw = write_raw(&rel, crate::report::raw::render(&cmds, &outs)).into_iter().collect();
+                                let commands = cmds.invocations.iter().map(|i| format!("{}: {}", i.host, i.command_line())).collect();
+                                let hosts = cmds.invocations.iter().map(|i| i.host.clone()).collect();
+                                (m, raw, commands, hosts, started, ended)
+                            }
+                        };
+                        if cancelled && m.failure.as_ref().is_some_and(|f| f.kind == "cancelled") {
+                            continue;
+                        }
+                        let sample = Sample {
+                            test: test.name.clone(),
+                            component: comp.clone(),
+                            round: ri,
+                            rep,
+                            step: si,
+                            started_s: started,
+                            ended_s: ended,
+                            value: m.value,
+                            failure: m.failure.clone(),
+                            raw: raw.clone(),
+                            commands,
+                            hosts,
+                            details: m.details.clone(),
+                        };
+                        let p = pending.entry(comp).or_default();
+                        p.line = line_rate(self.inv, test, step);
+                        p.values.extend(m.value);
+                        p.failures.extend(m.failure);
+                        p.evidence.extend(raw);
+                        p.duration_s += (ended - started).max(0.0);
+                        samples.push(sample);
+                    }
+                    // Records in order of (virtual) end time, then step.
+                    samples.sort_by(|a, b| a.ended_s.total_cmp(&b.ended_s).then(a.step.cmp(&b.step)));
+                    for s in samples {
+                        emit(Record::Sample(s), sinks);
+                    }
+                    if cancelled {
+                        interrupted = true;
+                        break 'tests;
+                    }
+                }
+                for comp in &names[ri] {
+                    if last_round.get(comp) != Some(&ri) {
+                        continue;
+                    }
+                    if let Some(p) = pending.remove(comp) {
+                        let v = verdict_for(test, comp, p);
+                        counts.add(v.verdict);
+                        if crate::score::fails_gate(&self.suite.gate, v.verdict) {
+                            gate_passed = false;
+                        }
+                        emit(Record::Verdict(v), sinks);
+                    }
+                }
+            }
+        }
+        Outcome { counts, gate_passed, interrupted }
+    }
+}
