@@ -6,5 +6,6 @@
 //! emulated fabric; only `exec` talks to it.
 
 pub mod config;
+pub mod emu;
 pub mod exec;
 pub mod workload;
