@@ -527,9 +527,11 @@ pub fn parse_srun(argv: &[String], env: &[(String, String)]) -> Result<Job, Refu
     };
     let n = nnodes.unwrap_or(nodelist.len() as u32) as usize;
     if nodelist.len() < n || n == 0 {
-        return Err(refuse(format!(
-            "srun: error: Unable to allocate resources: Requested node configuration is not available\n"
-        )));
+        return Err(refuse(
+            "srun: error: Unable to allocate resources: Requested node configuration is not available
+"
+                .to_string(),
+        ));
     }
     let per = per_node
         .or_else(|| ntasks.map(|t| t.div_ceil(n as u32)))
@@ -677,7 +679,7 @@ pub fn render(job: &Job, out: &Outcome) -> (String, f64) {
                     o.push_str(&format!("{pre2} Using network Socket\n"));
                 }
             }
-            let comm = 0x55d0_c8a0_0000u64 | (rng.next_u64() & 0xFFFF_F0);
+            let comm = 0x55d0_c8a0_0000u64 | (rng.next_u64() & 0x00FF_FFF0);
             let comm_id = rng.next_u64();
             o.push_str(&format!(
                 "{pre2} ncclCommInitRank comm {comm:#x} rank 0 nranks {n} cudaDev 0 nvmlDev 0 busId 18000 commId {comm_id:#x} - Init START\n"

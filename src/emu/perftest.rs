@@ -249,8 +249,7 @@ pub fn parse(argv: &[String]) -> Result<Params, Refusal> {
                 .unwrap_or_else(|| lname.to_string());
             opts.push((key, val));
         } else if w.len() > 1 && w.starts_with('-') {
-            let mut chars = w[1..].char_indices();
-            while let Some((pos, c)) = chars.next() {
+            for (pos, c) in w[1..].char_indices() {
                 if SHORT_WITH_ARG.contains(c) {
                     let rest = &w[1 + pos + c.len_utf8()..];
                     let val = if !rest.is_empty() {

@@ -61,7 +61,8 @@ pub fn max_min(capacity: &[f64], flows: &[Demand]) -> Vec<f64> {
         let mut still = Vec::with_capacity(active.len());
         for &i in &active {
             let f = &flows[i];
-            if f.cap - rate[i] <= eps * f.cap.max(1.0) || f.links.iter().any(|&l| full(l)) {
+            let capped = f.cap.is_finite() && f.cap - rate[i] <= eps * f.cap.max(1.0);
+            if capped || f.links.iter().any(|&l| full(l)) {
                 for &l in &f.links {
                     count[l] -= 1;
                 }
