@@ -1,0 +1,890 @@
+//! The emulated fabric: a model of a RoCEv2 pod that answers the command
+//! lines rocegate sends (perftest, nccl-tests under mpirun or srun) with the
+//! output the real tools print, computed from the inventory's topology and
+//! from every flow running at the same time. It is not a packet simulator, it
+//! never returns canned numbers, it never sleeps (time is virtual), and it is
+//! reached only through the emulated transport: nothing that parses, scores
+//! or reports imports it.
+//!
+//! # The model
+//!
+//! **Topology** (`fabric`). Every inventory cable is two directed links (full
+//! duplex). A host cable runs at the slower of the cable and the NIC
+//! (`nic_speed` lowers it, `slow_node` scales every cable of the node by its
+//! factor, `uplink_down` removes a leaf–spine cable from routing). A flow
+//! between NICs on one leaf crosses NIC→leaf and leaf→NIC; across leaves it
+//! crosses NIC→leaf, leaf→spine, spine→leaf and leaf→NIC.
+//!
+//! **Capacities in payload terms.** Each link carries at most
+//! `line × MTU / (MTU + 82)` of payload, 82 bytes being a RoCEv2 packet's
+//! Ethernet header, FCS, preamble, inter-packet gap, IPv4, UDP, BTH and ICRC.
+//! For 400G: 392.15 Gb/s at MTU 4096, 370.34 Gb/s at MTU 1024 (DESIGN.md,
+//! "Reference numbers"). MTU is `fabric.roce.mtu`.
+//!
+//! **ECMP.** Each QP is its own flow. Its UDP source port comes from the two
+//! QP numbers as the Linux kernel computes it for mlx5
+//! (`rdma_calc_flow_label`, `rdma_flow_label_to_udp_sport`); QP numbers are
+//! handed out per NIC from a seeded counter, as a real NIC hands them out.
+//! The source leaf hashes (src IP, dst IP, sport, 4791) with its identity and
+//! the emulator's seed onto one of its uplinks; the spine hashes the same
+//! tuple onto one of its parallel downlinks to the destination leaf. So two
+//! flows can land on one uplink while another stays idle, as in real fabrics,
+//! and a different seed places them differently.
+//!
+//! **Sharing.** All flows of a batch (every perftest QP, every NCCL ring
+//! connection) are shared max-min fairly over every directed link at once
+//! (`share`, progressive filling): a steady-state picture of what DCQCN and
+//! PFC converge to on a lossless fabric.
+//!
+//! **perftest bandwidth.** A pair with `-q N` has N flows (and N more the
+//! other way with `-b`); its bandwidth is their sum. A QP also moves at most
+//! `QP_MSG_RATE` (10 M msg/s for writes; ×0.9 send, ×0.6 read) × message
+//! size, so `-a` curves rise with size and reach the network share near
+//! 4–8 KiB. Each QP's network share is computed once per batch (with its
+//! largest size); the row at size s is `Σ min(share, rate × s)`. A step lasts
+//! 2 s of connection setup plus `-D`, or iterations × QPs × size / bandwidth
+//! per size (default iterations 5000 for ib_write_bw, 1000 otherwise, as in
+//! perftest). Peaks carry a seeded 0.1–0.6% excess; with `-D` they print 0.00.
+//!
+//! **perftest latency.** One-way latency is 1.0 µs through one switch plus
+//! 0.6 µs per further switch (single-digit µs through a leaf–spine–leaf path,
+//! in line with Imbue's 4.2 µs p99 gate), plus serialisation of the message
+//! at the path's payload rate. ib_write_lat prints it (half a round trip),
+//! ib_send_lat adds 0.15 µs of receive-side work, ib_read_lat prints a full
+//! round trip (2 × one-way + 0.3 µs). Seeded jitter spreads t_min, t_typical,
+//! t_avg, the percentiles and t_max around it. Latency probes are not added
+//! as flows (a ping-pong of one message loads nothing).
+//!
+//! **Collectives** (`nccl`). One ring per rail: with g GPUs per node and the
+//! HCAs that `NCCL_IB_HCA` selects, rail r's ring sends from node i's NIC r
+//! to node i+1's NIC r, with 2 channels × `NCCL_IB_QPS_PER_CONNECTION` flows
+//! per edge, shared with everything else in the batch. A ring is as fast as
+//! its slowest edge and the rails run in lockstep, so
+//! `busbw_plateau = rails × min over rails and edges(edge rate) / 8 × 0.94`
+//! GB/s, capped by NVLink (480 GB/s); one node alone gets the NVLink figure.
+//! An operation of S bytes over N ranks on n nodes takes
+//! `6 µs + steps × (0.35 + 2.2 × n / N) µs + S × factor / busbw_plateau`,
+//! steps = 2(N−1) for all_reduce and N−1 otherwise, factor = 2(N−1)/N for
+//! all_reduce and (N−1)/N for all_gather, reduce_scatter and alltoall. The
+//! plateau is reached only at hundreds of MiB to GiB. With no usable HCA NCCL
+//! falls back to sockets (2.5 GB/s) and says so in its INFO lines.
+//!
+//! **Virtual time.** A batch's steps all start at `now_s()`; the clock
+//! advances to the end of the longest.
+//!
+//! # Not modelled
+//!
+//! Congestion transients, PFC pauses, ECN marks and counters, drops, bit
+//! errors (`bad_cable`), swapped cables, PFC/ECN misconfiguration, firmware
+//! differences, faults during a batch, per-NIC message-rate limits, PCIe and
+//! GPU-memory limits, NCCL's Tree/NVLS algorithms (every collective is a
+//! ring), alltoall's real traffic matrix (modelled as the ring).
+
+mod fabric;
+mod nccl;
+mod perftest;
+mod rng;
+mod share;
+
+use std::collections::HashMap;
+
+use crate::config::model::{Inventory, NicId, NodeId};
+use crate::exec::types::{ExecFailure, Invocation, InvocationOutput, StepCommands};
+
+use fabric::{roce_sport, Fabric};
+use perftest::{Params, Refusal, Side, Test, Verb};
+use rng::{hash_words, Rng};
+use share::Demand;
+
+/// Seconds perftest spends connecting before the first message.
+const PERFTEST_SETUP_S: f64 = 2.0;
+
+/// The emulated pod: topology, a virtual clock, and a seed that fixes every
+/// hash and every jitter.
+#[derive(Debug, Clone)]
+pub struct Emulator {
+    inv: Inventory,
+    fabric: Fabric,
+    seed: u64,
+    now: f64,
+    batches: u64,
+    next_qpn: Vec<u32>,
+}
+
+/// What one invocation turned out to be.
+enum Parsed {
+    Done {
+        stdout: String,
+        stderr: String,
+        exit: i32,
+        secs: f64,
+    },
+    Perf {
+        p: Params,
+        node: NodeId,
+        nic: NicId,
+    },
+    Nccl(Box<nccl::Job>),
+}
+
+fn done(r: Refusal) -> Parsed {
+    Parsed::Done {
+        stdout: r.stdout,
+        stderr: r.stderr,
+        exit: r.exit,
+        secs: 0.01,
+    }
+}
+
+/// Strips `numactl …`, `timeout …` and `env VAR=…` in front of a command.
+fn strip_wrappers(argv: &[String]) -> &[String] {
+    let mut a = argv;
+    loop {
+        let Some(first) = a.first() else { return a };
+        let base = first.rsplit('/').next().unwrap_or(first);
+        match base {
+            "numactl" => {
+                let mut i = 1;
+                while i < a.len() && a[i].starts_with('-') {
+                    let w = &a[i];
+                    i += 1;
+                    let short_with_arg = ["-N", "-m", "-C", "-p", "-i", "-P"];
+                    if short_with_arg.contains(&w.as_str()) {
+                        i += 1;
+                    }
+                }
+                a = &a[i.min(a.len())..];
+            }
+            "timeout" => {
+                let mut i = 1;
+                while i < a.len() && a[i].starts_with('-') {
+                    if a[i] == "-s" || a[i] == "-k" {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                a = &a[(i + 1).min(a.len())..];
+            }
+            "env" => {
+                let mut i = 1;
+                while i < a.len() && (a[i].contains('=') || a[i].starts_with('-')) {
+                    i += 1;
+                }
+                a = &a[i..];
+            }
+            _ => return a,
+        }
+    }
+}
+
+fn not_found(cmd: &str) -> Parsed {
+    Parsed::Done {
+        stdout: String::new(),
+        stderr: format!("bash: line 1: {cmd}: command not found\n"),
+        exit: 127,
+        secs: 0.001,
+    }
+}
+
+/// A perftest pair found in the batch.
+struct Pair {
+    server: (usize, usize),
+    client: (usize, usize),
+    /// Flow indices, forward then (with `-b`) reverse.
+    fwd: Vec<usize>,
+    rev: Vec<usize>,
+    server_qpns: Vec<u32>,
+    client_qpns: Vec<u32>,
+}
+
+/// A collective's ring flows.
+struct Ring {
+    at: (usize, usize),
+    /// Per rail, per edge, the flow indices.
+    edges: Vec<Vec<Vec<usize>>>,
+    hcas: Vec<String>,
+    socket: bool,
+}
+
+impl Emulator {
+    pub fn new(inv: &crate::config::model::Inventory, seed: u64) -> Self {
+        let fabric = Fabric::new(inv, seed);
+        let next_qpn = (0..inv.nics.len())
+            .map(|n| 0x100 + (hash_words(seed, &[n as u64, 0x9F]) % 0x4000) as u32)
+            .collect();
+        Emulator {
+            inv: inv.clone(),
+            fabric,
+            seed,
+            now: 0.0,
+            batches: 0,
+            next_qpn,
+        }
+    }
+
+    pub fn now_s(&self) -> f64 {
+        self.now
+    }
+
+    fn alloc_qpns(&mut self, nic: NicId, n: u32) -> Vec<u32> {
+        let base = self.next_qpn[nic];
+        self.next_qpn[nic] = (base + n).max(0x100) & 0xFF_FFFF;
+        (0..n).map(|i| (base + i) & 0xFF_FFFF).collect()
+    }
+
+    fn node_of_address(&self, addr: &str) -> Option<NodeId> {
+        if let Some(&n) = self.inv.node_by_name.get(addr) {
+            return Some(n);
+        }
+        if let Some(n) = self.inv.nodes.iter().position(|n| n.address == addr) {
+            return Some(n);
+        }
+        self.inv
+            .nics
+            .iter()
+            .enumerate()
+            .find(|(i, n)| {
+                n.address.as_deref() == Some(addr) || self.fabric.nic_ip(*i).to_string() == addr
+            })
+            .map(|(_, n)| n.node)
+    }
+
+    fn parse(&self, inv: &Invocation) -> Parsed {
+        let argv = strip_wrappers(&inv.argv);
+        let Some(cmd) = argv.first() else {
+            return Parsed::Done {
+                stdout: String::new(),
+                stderr: String::new(),
+                exit: 0,
+                secs: 0.0,
+            };
+        };
+        let base = cmd.rsplit('/').next().unwrap_or(cmd);
+        if perftest::tool_kind(base).is_some() {
+            let p = match perftest::parse(argv) {
+                Ok(p) => p,
+                Err(r) => return done(r),
+            };
+            let node = self.inv.node_by_name.get(&inv.host).copied();
+            let nics: Vec<NicId> = node
+                .map(|n| self.inv.nodes[n].nics.clone())
+                .unwrap_or_default();
+            let (Some(node), false) = (node, nics.is_empty()) else {
+                return done(Refusal {
+                    stdout: String::new(),
+                    stderr: " Did not detect devices \n If device exists, check if driver is up\n Unable to find the Infiniband/RoCE device\n".into(),
+                    exit: 1,
+                });
+            };
+            let nic = match &p.device {
+                None => Some(nics[0]),
+                Some(d) => nics
+                    .iter()
+                    .copied()
+                    .find(|&n| self.inv.nics[n].device == *d),
+            };
+            let Some(nic) = nic else {
+                return done(Refusal {
+                    stdout: String::new(),
+                    stderr: format!(
+                        "IB device {} not found\n Unable to find the Infiniband/RoCE device\n",
+                        p.device.clone().unwrap_or_default()
+                    ),
+                    exit: 1,
+                });
+            };
+            return Parsed::Perf { p, node, nic };
+        }
+        let parsed = match base {
+            "mpirun" | "mpiexec" | "orterun" => nccl::parse_mpirun(argv, &inv.env),
+            "srun" => nccl::parse_srun(argv, &inv.env),
+            _ => return not_found(cmd),
+        };
+        match parsed {
+            Ok(job) => {
+                if let Some((h, _)) = job
+                    .hosts
+                    .iter()
+                    .find(|(h, _)| !self.inv.node_by_name.contains_key(h))
+                {
+                    return done(Refusal {
+                        stdout: String::new(),
+                        stderr: format!(
+                            "ssh: Could not resolve hostname {h}: Name or service not known\n\
+                             --------------------------------------------------------------------------\n\
+                             ORTE was unable to reliably start one or more daemons.\n\
+                             --------------------------------------------------------------------------\n"
+                        ),
+                        exit: 1,
+                    });
+                }
+                if job.hosts.is_empty() {
+                    return done(Refusal {
+                        stdout: String::new(),
+                        stderr: "--------------------------------------------------------------------------\nThere are no nodes allocated to this job.\n--------------------------------------------------------------------------\n".into(),
+                        exit: 1,
+                    });
+                }
+                Parsed::Nccl(Box::new(job))
+            }
+            Err(r) => done(r),
+        }
+    }
+
+    /// Runs one batch: every step starts at the current virtual time and all
+    /// their flows share the fabric. Returns one output per invocation, in
+    /// the batch's shape, and advances the clock to the end of the longest step.
+    pub fn run_batch(&mut self, batch: &[StepCommands]) -> Vec<Vec<InvocationOutput>> {
+        self.batches += 1;
+        let start = self.now;
+        let parsed: Vec<Vec<Parsed>> = batch
+            .iter()
+            .map(|s| s.invocations.iter().map(|i| self.parse(i)).collect())
+            .collect();
+
+        // Pair perftest clients with servers by (server node, port).
+        let mut servers: HashMap<(NodeId, u16), (usize, usize)> = HashMap::new();
+        for (si, step) in parsed.iter().enumerate() {
+            for (ii, p) in step.iter().enumerate() {
+                if let Parsed::Perf { p, node, .. } = p {
+                    if p.server.is_none() {
+                        servers.insert((*node, p.port), (si, ii));
+                    }
+                }
+            }
+        }
+        let mut flows: Vec<Demand> = Vec::new();
+        let mut flow_ends: Vec<(NicId, NicId)> = Vec::new();
+        let mut pairs: Vec<Pair> = Vec::new();
+        let mut paired: HashMap<(usize, usize), usize> = HashMap::new();
+        for (si, step) in parsed.iter().enumerate() {
+            for (ii, pp) in step.iter().enumerate() {
+                let Parsed::Perf { p, nic, .. } = pp else {
+                    continue;
+                };
+                let Some(addr) = &p.server else { continue };
+                let Some(target) = self.node_of_address(addr) else {
+                    continue;
+                };
+                let Some(&sv) = servers.get(&(target, p.port)) else {
+                    continue;
+                };
+                if paired.contains_key(&sv) {
+                    continue;
+                }
+                let Parsed::Perf {
+                    p: sp, nic: snic, ..
+                } = &parsed[sv.0][sv.1]
+                else {
+                    continue;
+                };
+                if sp.tool != p.tool {
+                    continue;
+                }
+                let (cnic, snic) = (*nic, *snic);
+                let qps = p.qps;
+                let client_qpns = self.alloc_qpns(cnic, if p.test == Test::Bw { qps } else { 1 });
+                let server_qpns = self.alloc_qpns(snic, if p.test == Test::Bw { qps } else { 1 });
+                let mut pair = Pair {
+                    server: sv,
+                    client: (si, ii),
+                    fwd: Vec::new(),
+                    rev: Vec::new(),
+                    server_qpns,
+                    client_qpns,
+                };
+                if p.test == Test::Bw {
+                    // Writes and sends flow client → server; reads server → client.
+                    let (src, dst) = if p.verb == Verb::Read {
+                        (snic, cnic)
+                    } else {
+                        (cnic, snic)
+                    };
+                    let largest = p.sizes().last().copied().unwrap_or(65536);
+                    let cap = p.msg_cap_gbps(largest);
+                    for k in 0..qps as usize {
+                        let sport = roce_sport(pair.client_qpns[k], pair.server_qpns[k]);
+                        for (dir, (a, b)) in [(0, (src, dst)), (1, (dst, src))] {
+                            if dir == 1 && !p.bidir {
+                                continue;
+                            }
+                            let links = self.fabric.path(a, b, sport);
+                            let idx = flows.len();
+                            flows.push(Demand {
+                                cap: if links.is_some() { cap } else { 0.0 },
+                                links: links.unwrap_or_else(|| vec![usize::MAX]),
+                            });
+                            flow_ends.push((a, b));
+                            if dir == 0 {
+                                pair.fwd.push(idx);
+                            } else {
+                                pair.rev.push(idx);
+                            }
+                        }
+                    }
+                }
+                paired.insert(sv, pairs.len());
+                paired.insert((si, ii), pairs.len());
+                pairs.push(pair);
+            }
+        }
+
+        // Ring flows of every collective.
+        let mut rings: Vec<Ring> = Vec::new();
+        for (si, step) in parsed.iter().enumerate() {
+            for (ii, pp) in step.iter().enumerate() {
+                let Parsed::Nccl(job) = pp else { continue };
+                let nodes: Vec<NodeId> = job
+                    .hosts
+                    .iter()
+                    .filter_map(|(h, _)| self.inv.node_by_name.get(h).copied())
+                    .collect();
+                let devs0: Vec<&str> = self.inv.nodes[nodes[0]]
+                    .nics
+                    .iter()
+                    .map(|&n| self.inv.nics[n].device.as_str())
+                    .collect();
+                let hcas: Vec<String> = job.hcas(&devs0).into_iter().map(String::from).collect();
+                let gpus = job.hosts[0].1 * job.ngpus;
+                let rails = hcas.len().min(gpus as usize);
+                let qps: u32 = job
+                    .env
+                    .get("NCCL_IB_QPS_PER_CONNECTION")
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(1u32)
+                    .max(1);
+                let mut ring = Ring {
+                    at: (si, ii),
+                    edges: Vec::new(),
+                    hcas: hcas.clone(),
+                    socket: hcas.is_empty(),
+                };
+                if nodes.len() > 1 {
+                    for dev in hcas.iter().take(rails) {
+                        let on_rail: Vec<Option<NicId>> = nodes
+                            .iter()
+                            .map(|&node| {
+                                self.inv.nodes[node]
+                                    .nics
+                                    .iter()
+                                    .copied()
+                                    .find(|&n| self.inv.nics[n].device == *dev)
+                            })
+                            .collect();
+                        let mut rail_edges = Vec::new();
+                        for i in 0..nodes.len() {
+                            let a = on_rail[i];
+                            let b = on_rail[(i + 1) % nodes.len()];
+                            let mut edge = Vec::new();
+                            let n_flows = nccl::CHANNELS_PER_NIC * qps;
+                            match (a, b) {
+                                (Some(a), Some(b)) => {
+                                    let qa = self.alloc_qpns(a, n_flows);
+                                    let qb = self.alloc_qpns(b, n_flows);
+                                    for k in 0..n_flows as usize {
+                                        let links =
+                                            self.fabric.path(a, b, roce_sport(qa[k], qb[k]));
+                                        edge.push(flows.len());
+                                        flows.push(Demand {
+                                            cap: if links.is_some() { f64::INFINITY } else { 0.0 },
+                                            links: links.unwrap_or_else(|| vec![usize::MAX]),
+                                        });
+                                        flow_ends.push((a, b));
+                                    }
+                                }
+                                _ => {
+                                    // A node without this HCA: the edge carries nothing.
+                                    edge.push(flows.len());
+                                    flows.push(Demand {
+                                        cap: 0.0,
+                                        links: vec![usize::MAX],
+                                    });
+                                    flow_ends.push((0, 0));
+                                }
+                            }
+                            rail_edges.push(edge);
+                        }
+                        ring.edges.push(rail_edges);
+                    }
+                }
+                rings.push(ring);
+            }
+        }
+
+        // Unroutable flows carry a placeholder link; give them a dead one.
+        let dead = self.fabric.capacity.len();
+        let mut capacity = self.fabric.capacity.clone();
+        capacity.push(0.0);
+        for f in &mut flows {
+            for l in &mut f.links {
+                if *l == usize::MAX {
+                    *l = dead;
+                }
+            }
+        }
+        let rates = share::max_min(&capacity, &flows);
+        let _ = flow_ends;
+
+        // Render.
+        let mut out: Vec<Vec<InvocationOutput>> = batch
+            .iter()
+            .map(|s| {
+                s.invocations
+                    .iter()
+                    .map(|_| InvocationOutput {
+                        stdout: String::new(),
+                        stderr: String::new(),
+                        exit: Some(0),
+                        failure: None,
+                        started_s: start,
+                        ended_s: start,
+                    })
+                    .collect()
+            })
+            .collect();
+        let batch_no = self.batches;
+        let seed = self.seed;
+        let jitter =
+            |si: usize, ii: usize| Rng::new(hash_words(seed, &[batch_no, si as u64, ii as u64]));
+        for (si, step) in parsed.iter().enumerate() {
+            for (ii, pp) in step.iter().enumerate() {
+                let o = &mut out[si][ii];
+                match pp {
+                    Parsed::Done {
+                        stdout,
+                        stderr,
+                        exit,
+                        secs,
+                    } => {
+                        o.stdout = stdout.clone();
+                        o.stderr = stderr.clone();
+                        o.exit = Some(*exit);
+                        o.ended_s = start + secs;
+                    }
+                    Parsed::Perf { p, .. } if !paired.contains_key(&(si, ii)) => {
+                        if p.server.is_none() {
+                            // A server nobody connects to waits until killed.
+                            let t = batch[si].invocations[ii].timeout.as_secs_f64();
+                            o.stdout = "\n************************************\n* Waiting for client to connect... *\n************************************\n".into();
+                            o.exit = None;
+                            o.failure = Some(ExecFailure::TimedOut(format!(
+                                "{} on {} timed out after {t:.0}s waiting for a client",
+                                p.tool, batch[si].invocations[ii].host
+                            )));
+                            o.ended_s = start + t;
+                        } else {
+                            let addr = p.server.clone().unwrap_or_default();
+                            o.stderr = format!(
+                                "Couldn't connect to {addr}:{}\n Unable to open file descriptor for socket connection Unable to init the socket connection\n",
+                                p.port
+                            );
+                            o.exit = Some(1);
+                            o.ended_s = start + 0.05;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for pair in &pairs {
+            self.render_pair(pair, &parsed, &rates, &mut out, start, &jitter);
+        }
+        for ring in &rings {
+            let Parsed::Nccl(job) = &parsed[ring.at.0][ring.at.1] else {
+                continue;
+            };
+            let nodes = job.hosts.len();
+            let busbw = if ring.socket {
+                nccl::SOCKET_BUSBW
+            } else if nodes <= 1 {
+                nccl::NVLINK_BUSBW
+            } else {
+                let edge_min = ring
+                    .edges
+                    .iter()
+                    .flat_map(|rail| rail.iter())
+                    .map(|edge| edge.iter().map(|&f| rates[f]).sum::<f64>())
+                    .fold(f64::INFINITY, f64::min);
+                let edge_min = if edge_min.is_finite() { edge_min } else { 0.0 };
+                (ring.edges.len() as f64 * edge_min / 8.0 * nccl::RING_EFFICIENCY)
+                    .min(nccl::NVLINK_BUSBW)
+            };
+            let node0 = self.inv.node_by_name[&job.hosts[0].0];
+            let oob_ip = {
+                let a = &self.inv.nodes[node0].address;
+                if a.parse::<std::net::Ipv4Addr>().is_ok() {
+                    a.clone()
+                } else {
+                    let n1 = node0 as u32 + 1;
+                    format!("10.255.{}.{}", n1 >> 8, n1 & 0xFF)
+                }
+            };
+            let o = &mut out[ring.at.0][ring.at.1];
+            if busbw <= 0.0 {
+                o.stdout = String::new();
+                o.stderr = format!(
+                    "{}: Test NCCL failure common.cu:1005 'remote process exited or there was a network error'\n",
+                    job.hosts[0].0
+                );
+                o.exit = Some(1);
+                o.ended_s = start + 60.0;
+                continue;
+            }
+            let outcome = nccl::Outcome {
+                net: if ring.socket {
+                    nccl::Net::Socket
+                } else {
+                    nccl::Net::Ib(ring.hcas.clone())
+                },
+                busbw,
+                oob_ip,
+                seed: hash_words(seed, &[batch_no, ring.at.0 as u64, ring.at.1 as u64, 7]),
+            };
+            let (text, secs) = nccl::render(job, &outcome);
+            o.stdout = if job.tag_output {
+                nccl::prefix_lines(&text, "[1,0]<stdout>:")
+            } else if job.label {
+                nccl::prefix_lines(&text, "0: ")
+            } else {
+                text
+            };
+            o.exit = Some(0);
+            o.ended_s = start + secs;
+        }
+        let end = out
+            .iter()
+            .flat_map(|s| s.iter())
+            .map(|o| o.ended_s)
+            .fold(start, f64::max);
+        self.now = end;
+        out
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn render_pair(
+        &self,
+        pair: &Pair,
+        parsed: &[Vec<Parsed>],
+        rates: &[f64],
+        out: &mut [Vec<InvocationOutput>],
+        start: f64,
+        jitter: &dyn Fn(usize, usize) -> Rng,
+    ) {
+        let (cs, ci) = pair.client;
+        let (ss, sidx) = pair.server;
+        let Parsed::Perf { p, nic: cnic, .. } = &parsed[cs][ci] else {
+            return;
+        };
+        let Parsed::Perf {
+            p: sp, nic: snic, ..
+        } = &parsed[ss][sidx]
+        else {
+            return;
+        };
+        let mut rng = jitter(cs, ci);
+        let gid_of = |nic: NicId, p: &Params| {
+            p.gid_index.unwrap_or(match self.inv.nics[nic].gid_index {
+                crate::config::inventory::GidIndex::Fixed(g) => g,
+                crate::config::inventory::GidIndex::Discover => 3,
+            })
+        };
+        let endpoint = |nic: NicId, qpns: &[u32], salt: u64| perftest::Endpoint {
+            qpns: qpns.to_vec(),
+            ip: self.fabric.nic_ip(nic).octets(),
+            rng_seed: hash_words(self.seed, &[self.batches, nic as u64, salt]),
+        };
+        let cctx = perftest::Context {
+            device: self.inv.nics[*cnic].device.clone(),
+            gid_index: gid_of(*cnic, p),
+            mtu: self.fabric.mtu,
+            local: endpoint(*cnic, &pair.client_qpns, 1),
+            remote: endpoint(*snic, &pair.server_qpns, 2),
+        };
+        let sctx = perftest::Context {
+            device: self.inv.nics[*snic].device.clone(),
+            gid_index: gid_of(*snic, sp),
+            mtu: self.fabric.mtu,
+            local: cctx.remote.clone(),
+            remote: cctx.local.clone(),
+        };
+        let mut client = perftest::header(p, Side::Client, &cctx);
+        let mut server = perftest::header(p, Side::Server, &sctx);
+        let mut secs = PERFTEST_SETUP_S;
+        let mut failed = false;
+        match p.test {
+            Test::Bw => {
+                let fwd: Vec<f64> = pair.fwd.iter().map(|&f| rates[f]).collect();
+                let rev: Vec<f64> = pair.rev.iter().map(|&f| rates[f]).collect();
+                if fwd.iter().chain(&rev).any(|&r| r <= 0.0) {
+                    failed = true;
+                }
+                let head = perftest::bw_table_header(p);
+                client.push_str(&head);
+                server.push_str(&head);
+                let mut rows = Vec::new();
+                for s in p.sizes() {
+                    let cap = p.msg_cap_gbps(s);
+                    let f: f64 = fwd.iter().map(|r| r.min(cap)).sum();
+                    let r: f64 = rev.iter().map(|r| r.min(cap)).sum();
+                    let total = f + r;
+                    let msg_rate = total * 1e9 / 8.0 / s as f64;
+                    let (iters, peak) = match p.duration {
+                        Some(d) => {
+                            secs += d as f64;
+                            ((msg_rate * d as f64) as u64, None)
+                        }
+                        None => {
+                            let it = p.iterations();
+                            if f > 0.0 {
+                                secs += it as f64 * f64::from(p.qps) * s as f64 * 8.0 / (f * 1e9);
+                            }
+                            (it, Some(total * (1.0 + rng.range(0.001, 0.006))))
+                        }
+                    };
+                    rows.push(perftest::BwRow {
+                        size: s,
+                        iters,
+                        peak_gbps: peak,
+                        avg_gbps: total,
+                        msg_rate,
+                    });
+                }
+                if !failed {
+                    for r in &rows {
+                        client.push_str(&perftest::bw_row(p, r));
+                    }
+                    let server_rows: &[perftest::BwRow] = if p.bidir {
+                        &rows
+                    } else {
+                        &rows[rows.len().saturating_sub(1)..]
+                    };
+                    for r in server_rows {
+                        server.push_str(&perftest::bw_row(p, r));
+                    }
+                    client.push_str(perftest::RESULT_LINE);
+                    server.push_str(perftest::RESULT_LINE);
+                }
+            }
+            Test::Lat => {
+                let path = self.fabric.path(
+                    *cnic,
+                    *snic,
+                    roce_sport(pair.client_qpns[0], pair.server_qpns[0]),
+                );
+                match path {
+                    None => failed = true,
+                    Some(links) => {
+                        let switches = links.len().saturating_sub(1);
+                        let one_way = if links.is_empty() {
+                            0.6
+                        } else {
+                            1.0 + 0.6 * (switches.saturating_sub(1)) as f64
+                        };
+                        let rate = links
+                            .iter()
+                            .map(|&l| self.fabric.capacity[l])
+                            .fold(f64::INFINITY, f64::min);
+                        let rate = if rate.is_finite() {
+                            rate
+                        } else {
+                            self.fabric.nic_goodput(*cnic)
+                        };
+                        if rate <= 0.0 {
+                            failed = true;
+                        } else {
+                            let head = if p.duration.is_some() {
+                                perftest::LAT_DUR_HEADER
+                            } else {
+                                perftest::LAT_HEADER
+                            };
+                            client.push_str(head);
+                            server.push_str(head);
+                            for s in p.sizes() {
+                                let ser = s as f64 * 8.0 / (rate * 1e3);
+                                let (t, rtt) = match p.verb {
+                                    Verb::Write => (one_way + ser, 2.0 * (one_way + ser)),
+                                    Verb::Send => {
+                                        (one_way + 0.15 + ser, 2.0 * (one_way + 0.15 + ser))
+                                    }
+                                    Verb::Read => {
+                                        let t = 2.0 * one_way + 0.3 + ser;
+                                        (t, t)
+                                    }
+                                };
+                                let iters = match p.duration {
+                                    Some(d) => (d as f64 * 1e6 / rtt) as u64,
+                                    None => p.iterations(),
+                                };
+                                secs += iters as f64 * rtt * 1e-6;
+                                let row = perftest::lat_stats(s, iters, t, &mut rng);
+                                let line = if p.duration.is_some() {
+                                    perftest::lat_dur_row(&row)
+                                } else {
+                                    perftest::lat_row(&row)
+                                };
+                                client.push_str(&line);
+                                if p.verb != Verb::Read {
+                                    server.push_str(&line);
+                                }
+                            }
+                            client.push_str(perftest::RESULT_LINE);
+                            server.push_str(perftest::RESULT_LINE);
+                        }
+                    }
+                }
+            }
+        }
+        let client_start = start + 0.05;
+        let (c_err, s_err, exit, end) = if failed {
+            // No route (or a dead link) under the QPs: retries exhaust after
+            // perftest's default QP timeout (-u 14: ≈67 ms × 8 tries).
+            (
+                " Completion with error at client\n Failed status 12: wr_id 0 syndrom 0x81\nscnt=128, ccnt=0\n Failed to complete run_iter_bw function successfully\n",
+                " Failed to exchange data between server and clients\n",
+                1,
+                client_start + PERFTEST_SETUP_S + 0.55,
+            )
+        } else {
+            ("", "", 0, client_start + secs)
+        };
+        let c = &mut out[cs][ci];
+        c.started_s = client_start;
+        c.stdout = client;
+        c.stderr = c_err.into();
+        c.exit = Some(exit);
+        c.ended_s = end;
+        let s = &mut out[ss][sidx];
+        s.started_s = start;
+        s.stdout = server;
+        s.stderr = s_err.into();
+        s.exit = Some(exit);
+        s.ended_s = end;
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use crate::config::check::parse_inventory;
+    use crate::config::generate::{generate, to_yaml, PodShape};
+    use crate::config::inventory::{Defect, EmulationSpec};
+    use crate::config::model::Inventory;
+
+    /// The default 16-node × 8-rail × 400G pod at `mtu`, with `defects`.
+    pub fn pod(mtu: u32, defects: &[Defect]) -> Inventory {
+        let shape = PodShape {
+            mtu,
+            ..PodShape::default()
+        };
+        let mut raw = generate(&shape).unwrap();
+        if !defects.is_empty() {
+            raw.emulation = Some(EmulationSpec {
+                defects: defects.to_vec(),
+            });
+        }
+        let yaml = to_yaml(&shape, &raw).unwrap();
+        parse_inventory("pod.yaml", &yaml).unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests;
