@@ -107,12 +107,220 @@ pub fn generate_inventory(a: &GenerateArgs) -> Result<i32, AppError> {
     Ok(PASS)
 }
 
-pub fn run(_a: &crate::cli::RunArgs) -> Result<i32, AppError> {
-    Err(AppError::Incomplete("run is not wired yet".into()))
+/// Records in memory (for the outputs built at the end) and on disk as they come.
+struct RunSinks {
+    jsonl: crate::report::jsonl::JsonlWriter,
+    records: Vec<crate::report::events::Record>,
+    write_error: Option<String>,
 }
 
-pub fn report(_a: &crate::cli::ReportArgs) -> Result<i32, AppError> {
-    Err(AppError::Incomplete("report is not wired yet".into()))
+impl crate::runner::Sink for RunSinks {
+    fn record(&mut self, r: &crate::report::events::Record) {
+        if let Err(e) = self.jsonl.write(r) {
+            self.write_error.get_or_insert_with(|| format!("results.jsonl: {e}"));
+        }
+        if matches!(r, crate::report::events::Record::Verdict(_) | crate::report::events::Record::RunFinished(_)) {
+            let _ = self.jsonl.sync();
+        }
+        self.records.push(r.clone());
+    }
+}
+
+fn utc_now() -> time::OffsetDateTime {
+    time::OffsetDateTime::now_utc()
+}
+
+fn rfc3339(t: time::OffsetDateTime) -> String {
+    t.format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
+}
+
+fn make_run_dir(out: Option<&str>, suite: &str, now: time::OffsetDateTime) -> Result<std::path::PathBuf, AppError> {
+    let dir = match out {
+        Some(o) => std::path::PathBuf::from(o),
+        None => {
+            let stamp = format!(
+                "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
+                now.year(),
+                now.month() as u8,
+                now.day(),
+                now.hour(),
+                now.minute(),
+                now.second()
+            );
+            std::path::PathBuf::from("reports").join(format!("{suite}-{stamp}"))
+        }
+    };
+    if dir.join("results.jsonl").exists() {
+        return Err(AppError::Input(format!(
+            "{}: already holds a run (results.jsonl); choose another --out or remove it",
+            dir.display()
+        )));
+    }
+    std::fs::create_dir_all(dir.join("raw"))
+        .map_err(|e| AppError::Input(format!("{}: cannot create the run directory: {e}", dir.display())))?;
+    Ok(dir)
+}
+
+/// Refuses before anything runs: production without --allow-disruptive,
+/// and any fault over the blast-radius limit.
+fn check_disruptive(plan: &Plan, inv: &crate::config::model::Inventory, allow: bool) -> Result<(), AppError> {
+    if plan.disruptions.is_empty() {
+        return Ok(());
+    }
+    if inv.is_production() && !allow {
+        let names: Vec<&str> = plan.disruptions.iter().map(|d| d.test.as_str()).collect();
+        return Err(AppError::Input(format!(
+            "fabric {} is environment: production and the plan has disruptive steps ({}); rerun with --allow-disruptive after reading `rocegate plan`, or narrow with --only",
+            inv.fabric.name,
+            names.join(", ")
+        )));
+    }
+    let refused: Vec<String> = plan
+        .disruptions
+        .iter()
+        .filter_map(|d| d.refused.as_ref().map(|r| format!("{}: {r}", d.test)))
+        .collect();
+    if !refused.is_empty() {
+        return Err(AppError::Input(format!("blast-radius limit: {}", refused.join("; "))));
+    }
+    Ok(())
+}
+
+fn write_outputs(dir: &std::path::Path, records: &[crate::report::events::Record]) -> Result<(), String> {
+    let junit = crate::report::junit::render(records, dir, crate::report::junit::DEFAULT_ROLLUP)?;
+    std::fs::write(dir.join("junit.xml"), junit).map_err(|e| format!("junit.xml: {e}"))?;
+    std::fs::write(dir.join("report.html"), crate::report::html::render(records, dir)).map_err(|e| format!("report.html: {e}"))?;
+    let summary = crate::report::summary::summary_json(records, &dir.display().to_string());
+    std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(&summary).unwrap_or_default() + "\n")
+        .map_err(|e| format!("summary.json: {e}"))?;
+    Ok(())
+}
+
+pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
+    use crate::config::inventory::TransportSpec;
+    use crate::exec::Transport;
+    use crate::report::events::{Record, RunFinished};
+
+    let i = inputs::load(a.input.inventory.as_deref(), a.input.suite.as_deref())?;
+    let p = plan::build(&i.suite, &i.inventory, &narrowing(&a.narrow), a.narrow.seed)?;
+    check_deadline(&p, a.narrow.deadline.as_deref())?;
+    check_disruptive(&p, &i.inventory, a.allow_disruptive)?;
+    if !(a.pace >= 0.0 && a.pace.is_finite()) {
+        return Err(AppError::Input(format!("--pace {}: must be 0 (as fast as possible) or a positive number", a.pace)));
+    }
+    let transport: Box<dyn Transport> = match &i.inventory.transport {
+        TransportSpec::Emulated => Box::new(crate::exec::emulated::EmulatedTransport::new(&i.inventory, a.narrow.seed, a.pace)),
+        TransportSpec::Local => Box::new(crate::exec::local::LocalTransport::default()),
+        TransportSpec::Ssh(_) => {
+            return Err(AppError::Input(format!(
+                "{}: transport ssh is not available in this build; use emulated or local",
+                i.inventory.source.path
+            )))
+        }
+    };
+    let started = utc_now();
+    let dir = make_run_dir(a.out.as_deref(), &i.suite.name, started)?;
+    let jsonl = crate::report::jsonl::JsonlWriter::create(&dir.join("results.jsonl"))
+        .map_err(|e| AppError::Input(format!("{}: cannot write results.jsonl: {e}", dir.display())))?;
+    let mut sinks = RunSinks { jsonl, records: Vec::new(), write_error: None };
+    let mut progress = crate::report::progress::Progress::new(a.progress);
+    let engine = crate::runner::Engine { inv: &i.inventory, suite: &i.suite, plan: &p, transport: transport.as_ref() };
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| AppError::Incomplete(format!("cannot start the async runtime: {e}")))?;
+    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+    let outcome = rt.block_on(async {
+        // Ctrl-C and SIGTERM: start nothing new, stop what runs, keep what finished.
+        tokio::spawn(async move {
+            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+            let term_fut = async {
+                match term.as_mut() {
+                    Some(t) => {
+                        t.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term_fut => {}
+            }
+            eprintln!("rocegate: interrupted: stopping running steps, keeping finished results");
+            let _ = cancel_tx.send(true);
+        });
+        let head = Record::RunStarted(engine.run_started(a.narrow.seed, rfc3339(started)));
+        {
+            let mut all: [&mut dyn crate::runner::Sink; 2] = [&mut sinks, &mut progress];
+            for s in all.iter_mut() {
+                s.record(&head);
+            }
+        }
+        let raw_dir = dir.clone();
+        let mut write_raw = |rel: &str, text: String| -> Option<String> {
+            crate::report::raw::write(&raw_dir, rel, &text).ok().map(|_| rel.to_string())
+        };
+        let mut all: [&mut dyn crate::runner::Sink; 2] = [&mut sinks, &mut progress];
+        engine.run(cancel_rx, &mut all, &mut write_raw).await
+    });
+    let code = if outcome.interrupted {
+        crate::exit::INCOMPLETE
+    } else if outcome.gate_passed {
+        PASS
+    } else {
+        crate::exit::GATE_FAILED
+    };
+    let fin = Record::RunFinished(RunFinished {
+        ended_at: rfc3339(utc_now()),
+        interrupted: outcome.interrupted,
+        counts: outcome.counts,
+        gate_passed: outcome.gate_passed && !outcome.interrupted,
+        exit_code: code,
+        reason: outcome.interrupted.then(|| "interrupted by a signal".to_string()),
+    });
+    {
+        use crate::runner::Sink;
+        sinks.record(&fin);
+        progress.record(&fin);
+    }
+    drop(rt);
+    let dir_s = dir.display().to_string();
+    let list = crate::report::summary::terminal_list(&sinks.records, &dir_s);
+    if !list.is_empty() {
+        println!("{list}");
+    }
+    if let Err(e) = write_outputs(&dir, &sinks.records) {
+        eprintln!("rocegate: {e}");
+        return Ok(crate::exit::INCOMPLETE.max(code));
+    }
+    if let Some(e) = sinks.write_error {
+        eprintln!("rocegate: {e}");
+        return Ok(crate::exit::INCOMPLETE.max(code));
+    }
+    let c = outcome.counts;
+    println!(
+        "{}: {} pass, {} warn, {} fail, {} error, {} skipped -> exit {code}\nreports: {dir_s}/ (junit.xml, report.html, results.jsonl, summary.json)",
+        if outcome.interrupted { "INCOMPLETE" } else if outcome.gate_passed { "GATE PASSED" } else { "GATE FAILED" },
+        c.pass,
+        c.warn,
+        c.fail,
+        c.error,
+        c.skipped
+    );
+    Ok(code)
+}
+
+/// Rebuilds junit.xml, report.html and summary.json from a run directory.
+pub fn report(a: &crate::cli::ReportArgs) -> Result<i32, AppError> {
+    let dir = std::path::Path::new(&a.run_dir);
+    let records = crate::report::jsonl::read(&dir.join("results.jsonl")).map_err(AppError::Input)?;
+    if records.is_empty() {
+        return Err(AppError::Input(format!("{}: results.jsonl holds no records", dir.display())));
+    }
+    write_outputs(dir, &records).map_err(AppError::Incomplete)?;
+    println!("rebuilt {0}/junit.xml, {0}/report.html and {0}/summary.json from {1} records", dir.display(), records.len());
+    Ok(PASS)
 }
 
 pub fn parse(a: &crate::cli::ParseArgs) -> Result<i32, AppError> {
