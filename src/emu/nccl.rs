@@ -376,7 +376,7 @@ pub fn parse_mpirun(argv: &[String], env: &[(String, String)]) -> Result<Job, Re
                         vars.insert(k.to_string(), v.to_string());
                     }
                     None => {
-                        if let Some(v) = lookup(&a).or_else(|| std::env::var(&a).ok()) {
+                        if let Some(v) = lookup(&a) {
                             vars.insert(a, v);
                         }
                     }
