@@ -62,9 +62,10 @@
 //! its slowest edge and the rails run in lockstep, so
 //! `busbw_plateau = rails × min over rails and edges(edge rate) / 8 × 0.94`
 //! GB/s, capped by NVLink (480 GB/s); one node alone gets the NVLink figure.
-//! An operation of S bytes over N ranks on n nodes takes
-//! `6 µs + steps × (0.35 + 2.2 × n / N) µs + S × factor / busbw_plateau`,
-//! steps = 2(N−1) for all_reduce and N−1 otherwise, factor = 2(N−1)/N for
+//! An operation of S bytes over N ranks on n nodes takes the sum of a
+//! launch (6 µs), per-step latency `steps × (0.35 + 2.2 × n / N) µs`, a
+//! pipeline fill `steps × min(256 KiB, S / N) / (busbw_plateau / rails)` and
+//! streaming `S × factor / busbw_plateau`, where steps = 2(N−1) for all_reduce and N−1 otherwise, factor = 2(N−1)/N for
 //! all_reduce and (N−1)/N for all_gather, reduce_scatter and alltoall. The
 //! plateau is reached only at hundreds of MiB to GiB. With no usable HCA NCCL
 //! falls back to sockets (2.5 GB/s) and says so in its INFO lines.
@@ -637,6 +638,11 @@ impl Emulator {
                     nccl::Net::Ib(ring.hcas.clone())
                 },
                 busbw,
+                lanes: if ring.edges.is_empty() {
+                    (job.hosts[0].1 * job.ngpus).max(1)
+                } else {
+                    ring.edges.len() as u32
+                },
                 oob_ip,
                 seed: hash_words(seed, &[batch_no, ring.at.0 as u64, ring.at.1 as u64, 7]),
             };

@@ -39,6 +39,12 @@ pub const LAUNCH_US: f64 = 6.0;
 pub const NVLINK_STEP_US: f64 = 0.35;
 pub const NET_STEP_US: f64 = 2.2;
 
+/// Bytes a channel pipeline moves per step before it streams (NCCL's Simple
+/// protocol slices a buffer into chunks); filling the ring costs
+/// `steps × min(256 KiB, S / N) / per-lane bandwidth`, which is why the
+/// plateau is reached only at hundreds of MiB to GiB.
+pub const PIPELINE_CHUNK: f64 = 262_144.0;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Coll {
     AllReduce,
@@ -370,7 +376,7 @@ pub fn parse_mpirun(argv: &[String], env: &[(String, String)]) -> Result<Job, Re
                         vars.insert(k.to_string(), v.to_string());
                     }
                     None => {
-                        if let Some(v) = lookup(&a).or_else(|| std::env::var(&a).ok()) {
+                        if let Some(v) = lookup(&a) {
                             vars.insert(a, v);
                         }
                     }
@@ -561,6 +567,8 @@ pub struct Outcome {
     pub net: Net,
     /// Plateau bus bandwidth, GB/s.
     pub busbw: f64,
+    /// Parallel rings (rails, or GPUs on one node).
+    pub lanes: u32,
     pub oob_ip: String,
     pub seed: u64,
 }
@@ -596,8 +604,9 @@ fn fmt_g(x: f64) -> String {
     }
 }
 
-/// Seconds one operation of `bytes` takes, and the latency part alone.
-pub fn op_time_us(job: &Job, nodes: u32, busbw: f64, bytes: u64) -> f64 {
+/// Microseconds one operation of `bytes` takes over `lanes` parallel rings
+/// with a plateau of `busbw` GB/s.
+pub fn op_time_us(job: &Job, nodes: u32, busbw: f64, lanes: u32, bytes: u64) -> f64 {
     let n = job.ranks();
     let per_step = if nodes > 1 {
         NVLINK_STEP_US + NET_STEP_US * f64::from(nodes) / f64::from(n.max(1))
@@ -606,7 +615,10 @@ pub fn op_time_us(job: &Job, nodes: u32, busbw: f64, bytes: u64) -> f64 {
     };
     let lat = LAUNCH_US + job.coll.steps(n) * per_step;
     let bw = bytes as f64 * job.coll.factor(n) / (busbw * 1e9) * 1e6;
-    lat + bw
+    let lane_bw = busbw / f64::from(lanes.max(1));
+    let slice = PIPELINE_CHUNK.min(bytes as f64 / f64::from(n.max(1)));
+    let fill = job.coll.steps(n) * slice / (lane_bw * 1e9) * 1e6;
+    lat + fill + bw
 }
 
 /// The full stdout of the job, and the seconds it ran.
@@ -738,7 +750,7 @@ pub fn render(job: &Job, out: &Outcome) -> (String, f64) {
             "float"
         ));
         for _ in 0..2 {
-            let t = op_time_us(job, nodes, out.busbw, bytes) * rng.range(0.995, 1.012);
+            let t = op_time_us(job, nodes, out.busbw, out.lanes, bytes) * rng.range(0.995, 1.012);
             let algbw = bytes as f64 / (t * 1e-6) / 1e9;
             let busbw = algbw * factor;
             o.push_str(&format!(
@@ -752,7 +764,7 @@ pub fn render(job: &Job, out: &Outcome) -> (String, f64) {
         o.push('\n');
     }
     if let Some(&max) = sizes.last() {
-        total_us += op_time_us(job, nodes, out.busbw, max) * job.warmup as f64;
+        total_us += op_time_us(job, nodes, out.busbw, out.lanes, max) * job.warmup as f64;
     }
     o.push_str("# Out of bounds values : 0 OK\n");
     let avg = if count_busbw > 0 {

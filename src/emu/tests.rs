@@ -337,10 +337,14 @@ fn ring_busbw_follows_the_slowest_nic() {
             .unwrap();
         row.split_whitespace().nth(7).unwrap().parse().unwrap()
     };
-    // By hand: 8 rails × 392.149 Gb/s / 8 × 0.94 = 368.62 GB/s plateau; at
-    // 8 GiB the latency term (≈165 µs of ≈46 ms) and ±1% jitter remain.
+    // By hand: plateau 8 rails × 392.149 Gb/s / 8 × 0.94 = 368.62 GB/s.
+    // At 8 GiB over 128 ranks on 16 nodes (254 steps):
+    //   latency 6 + 254 × (0.35 + 2.2 × 16/128) = 164.75 µs,
+    //   fill    254 × 262144 B / 46.08 GB/s      = 1445.0 µs,
+    //   stream  8589934592 × 254/128 / 368.62e9  = 46243 µs,
+    // busbw = 368.62 × 46243 / 47852.8 = 356.2 GB/s, ±1% jitter.
     let h = busbw_8g(&healthy);
-    assert!((358.0..371.0).contains(&h), "{h}");
+    assert!((351.0..361.0).contains(&h), "{h}");
     // One 200G NIC: its ring edges carry 196.07, the rails wait for it.
     let slow = run(&[Defect::NicSpeed {
         nic: "gpu005:mlx5_3".into(),
