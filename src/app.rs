@@ -117,9 +117,14 @@ struct RunSinks {
 impl crate::runner::Sink for RunSinks {
     fn record(&mut self, r: &crate::report::events::Record) {
         if let Err(e) = self.jsonl.write(r) {
-            self.write_error.get_or_insert_with(|| format!("results.jsonl: {e}"));
+            self.write_error
+                .get_or_insert_with(|| format!("results.jsonl: {e}"));
         }
-        if matches!(r, crate::report::events::Record::Verdict(_) | crate::report::events::Record::RunFinished(_)) {
+        if matches!(
+            r,
+            crate::report::events::Record::Verdict(_)
+                | crate::report::events::Record::RunFinished(_)
+        ) {
             let _ = self.jsonl.sync();
         }
         self.records.push(r.clone());
@@ -131,10 +136,15 @@ fn utc_now() -> time::OffsetDateTime {
 }
 
 fn rfc3339(t: time::OffsetDateTime) -> String {
-    t.format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
+    t.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
 }
 
-fn make_run_dir(out: Option<&str>, suite: &str, now: time::OffsetDateTime) -> Result<std::path::PathBuf, AppError> {
+fn make_run_dir(
+    out: Option<&str>,
+    suite: &str,
+    now: time::OffsetDateTime,
+) -> Result<std::path::PathBuf, AppError> {
     let dir = match out {
         Some(o) => std::path::PathBuf::from(o),
         None => {
@@ -156,14 +166,22 @@ fn make_run_dir(out: Option<&str>, suite: &str, now: time::OffsetDateTime) -> Re
             dir.display()
         )));
     }
-    std::fs::create_dir_all(dir.join("raw"))
-        .map_err(|e| AppError::Input(format!("{}: cannot create the run directory: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir.join("raw")).map_err(|e| {
+        AppError::Input(format!(
+            "{}: cannot create the run directory: {e}",
+            dir.display()
+        ))
+    })?;
     Ok(dir)
 }
 
 /// Refuses before anything runs: production without --allow-disruptive,
 /// and any fault over the blast-radius limit.
-fn check_disruptive(plan: &Plan, inv: &crate::config::model::Inventory, allow: bool) -> Result<(), AppError> {
+fn check_disruptive(
+    plan: &Plan,
+    inv: &crate::config::model::Inventory,
+    allow: bool,
+) -> Result<(), AppError> {
     if plan.disruptions.is_empty() {
         return Ok(());
     }
@@ -181,18 +199,31 @@ fn check_disruptive(plan: &Plan, inv: &crate::config::model::Inventory, allow: b
         .filter_map(|d| d.refused.as_ref().map(|r| format!("{}: {r}", d.test)))
         .collect();
     if !refused.is_empty() {
-        return Err(AppError::Input(format!("blast-radius limit: {}", refused.join("; "))));
+        return Err(AppError::Input(format!(
+            "blast-radius limit: {}",
+            refused.join("; ")
+        )));
     }
     Ok(())
 }
 
-fn write_outputs(dir: &std::path::Path, records: &[crate::report::events::Record]) -> Result<(), String> {
+fn write_outputs(
+    dir: &std::path::Path,
+    records: &[crate::report::events::Record],
+) -> Result<(), String> {
     let junit = crate::report::junit::render(records, dir, crate::report::junit::DEFAULT_ROLLUP)?;
     std::fs::write(dir.join("junit.xml"), junit).map_err(|e| format!("junit.xml: {e}"))?;
-    std::fs::write(dir.join("report.html"), crate::report::html::render(records, dir)).map_err(|e| format!("report.html: {e}"))?;
+    std::fs::write(
+        dir.join("report.html"),
+        crate::report::html::render(records, dir),
+    )
+    .map_err(|e| format!("report.html: {e}"))?;
     let summary = crate::report::summary::summary_json(records, &dir.display().to_string());
-    std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(&summary).unwrap_or_default() + "\n")
-        .map_err(|e| format!("summary.json: {e}"))?;
+    std::fs::write(
+        dir.join("summary.json"),
+        serde_json::to_string_pretty(&summary).unwrap_or_default() + "\n",
+    )
+    .map_err(|e| format!("summary.json: {e}"))?;
     Ok(())
 }
 
@@ -206,10 +237,17 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
     check_deadline(&p, a.narrow.deadline.as_deref())?;
     check_disruptive(&p, &i.inventory, a.allow_disruptive)?;
     if !(a.pace >= 0.0 && a.pace.is_finite()) {
-        return Err(AppError::Input(format!("--pace {}: must be 0 (as fast as possible) or a positive number", a.pace)));
+        return Err(AppError::Input(format!(
+            "--pace {}: must be 0 (as fast as possible) or a positive number",
+            a.pace
+        )));
     }
     let transport: Box<dyn Transport> = match &i.inventory.transport {
-        TransportSpec::Emulated => Box::new(crate::exec::emulated::EmulatedTransport::new(&i.inventory, a.narrow.seed, a.pace)),
+        TransportSpec::Emulated => Box::new(crate::exec::emulated::EmulatedTransport::new(
+            &i.inventory,
+            a.narrow.seed,
+            a.pace,
+        )),
         TransportSpec::Local => Box::new(crate::exec::local::LocalTransport::default()),
         TransportSpec::Ssh(_) => {
             return Err(AppError::Input(format!(
@@ -220,11 +258,25 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
     };
     let started = utc_now();
     let dir = make_run_dir(a.out.as_deref(), &i.suite.name, started)?;
-    let jsonl = crate::report::jsonl::JsonlWriter::create(&dir.join("results.jsonl"))
-        .map_err(|e| AppError::Input(format!("{}: cannot write results.jsonl: {e}", dir.display())))?;
-    let mut sinks = RunSinks { jsonl, records: Vec::new(), write_error: None };
+    let jsonl =
+        crate::report::jsonl::JsonlWriter::create(&dir.join("results.jsonl")).map_err(|e| {
+            AppError::Input(format!(
+                "{}: cannot write results.jsonl: {e}",
+                dir.display()
+            ))
+        })?;
+    let mut sinks = RunSinks {
+        jsonl,
+        records: Vec::new(),
+        write_error: None,
+    };
     let mut progress = crate::report::progress::Progress::new(a.progress);
-    let engine = crate::runner::Engine { inv: &i.inventory, suite: &i.suite, plan: &p, transport: transport.as_ref() };
+    let engine = crate::runner::Engine {
+        inv: &i.inventory,
+        suite: &i.suite,
+        plan: &p,
+        transport: transport.as_ref(),
+    };
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -234,7 +286,8 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
     let outcome = rt.block_on(async {
         // Ctrl-C and SIGTERM: start nothing new, stop what runs, keep what finished.
         tokio::spawn(async move {
-            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
             let term_fut = async {
                 match term.as_mut() {
                     Some(t) => {
@@ -259,7 +312,9 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
         }
         let raw_dir = dir.clone();
         let mut write_raw = |rel: &str, text: String| -> Option<String> {
-            crate::report::raw::write(&raw_dir, rel, &text).ok().map(|_| rel.to_string())
+            crate::report::raw::write(&raw_dir, rel, &text)
+                .ok()
+                .map(|_| rel.to_string())
         };
         let mut all: [&mut dyn crate::runner::Sink; 2] = [&mut sinks, &mut progress];
         engine.run(cancel_rx, &mut all, &mut write_raw).await
@@ -277,7 +332,9 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
         counts: outcome.counts,
         gate_passed: outcome.gate_passed && !outcome.interrupted,
         exit_code: code,
-        reason: outcome.interrupted.then(|| "interrupted by a signal".to_string()),
+        reason: outcome
+            .interrupted
+            .then(|| "interrupted by a signal".to_string()),
     });
     {
         use crate::runner::Sink;
@@ -314,12 +371,20 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
 /// Rebuilds junit.xml, report.html and summary.json from a run directory.
 pub fn report(a: &crate::cli::ReportArgs) -> Result<i32, AppError> {
     let dir = std::path::Path::new(&a.run_dir);
-    let records = crate::report::jsonl::read(&dir.join("results.jsonl")).map_err(AppError::Input)?;
+    let records =
+        crate::report::jsonl::read(&dir.join("results.jsonl")).map_err(AppError::Input)?;
     if records.is_empty() {
-        return Err(AppError::Input(format!("{}: results.jsonl holds no records", dir.display())));
+        return Err(AppError::Input(format!(
+            "{}: results.jsonl holds no records",
+            dir.display()
+        )));
     }
     write_outputs(dir, &records).map_err(AppError::Incomplete)?;
-    println!("rebuilt {0}/junit.xml, {0}/report.html and {0}/summary.json from {1} records", dir.display(), records.len());
+    println!(
+        "rebuilt {0}/junit.xml, {0}/report.html and {0}/summary.json from {1} records",
+        dir.display(),
+        records.len()
+    );
     Ok(PASS)
 }
 
@@ -329,7 +394,8 @@ pub fn parse(a: &crate::cli::ParseArgs) -> Result<i32, AppError> {
         crate::cli::ParseTool::Perftest => ParseTool::Perftest,
         crate::cli::ParseTool::Nccl => ParseTool::Nccl,
     };
-    let json = run_parse(tool, &a.file, a.unit.as_deref()).map_err(|e| AppError::Input(e.to_string()))?;
+    let json =
+        run_parse(tool, &a.file, a.unit.as_deref()).map_err(|e| AppError::Input(e.to_string()))?;
     println!("{json}");
     Ok(PASS)
 }

@@ -13,7 +13,7 @@ pub mod exec;
 pub mod exit;
 pub mod inputs;
 pub mod plan;
-pub mod workload;
 pub mod report;
 pub mod runner;
 pub mod score;
+pub mod workload;

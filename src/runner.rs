@@ -19,7 +19,15 @@ use crate::workload::{nccl, perftest};
 /// Receives every record as it happens, and round boundaries for progress.
 pub trait Sink {
     fn record(&mut self, r: &Record);
-    fn round_started(&mut self, _test: &str, _round: usize, _rounds: usize, _rep: u32, _steps: usize) {}
+    fn round_started(
+        &mut self,
+        _test: &str,
+        _round: usize,
+        _rounds: usize,
+        _rep: u32,
+        _steps: usize,
+    ) {
+    }
 }
 
 pub struct Engine<'a> {
@@ -40,8 +48,16 @@ pub fn component(inv: &Inventory, step: &Step) -> String {
     match step {
         Step::Pair { a, b } => format!("{}<->{}", inv.nic_name(*a), inv.nic_name(*b)),
         Step::Incast(i) => {
-            let senders: Vec<String> = i.senders.iter().map(|&s| inv.nodes[inv.nics[s].node].name.clone()).collect();
-            format!("{}<-{}", inv.nic_name(i.receiver), hostlist::compress(&senders))
+            let senders: Vec<String> = i
+                .senders
+                .iter()
+                .map(|&s| inv.nodes[inv.nics[s].node].name.clone())
+                .collect();
+            format!(
+                "{}<-{}",
+                inv.nic_name(i.receiver),
+                hostlist::compress(&senders)
+            )
         }
         Step::Collective(c) => {
             let names: Vec<String> = c.nodes.iter().map(|&n| inv.nodes[n].name.clone()).collect();
@@ -59,24 +75,43 @@ pub fn component(inv: &Inventory, step: &Step) -> String {
 fn line_rate(inv: &Inventory, test: &Test, step: &Step) -> Option<f64> {
     let speed = |n: NicId| f64::from(inv.nics[n].speed_gbps);
     match (step, &test.kind) {
-        (Step::Pair { a, b }, TestKind::Perftest(p)) => Some(speed(*a).min(speed(*b)) * if p.bidirectional { 2.0 } else { 1.0 }),
+        (Step::Pair { a, b }, TestKind::Perftest(p)) => {
+            Some(speed(*a).min(speed(*b)) * if p.bidirectional { 2.0 } else { 1.0 })
+        }
         (Step::Pair { a, b }, _) => Some(speed(*a).min(speed(*b))),
         (Step::Incast(i), _) => Some(speed(i.receiver)),
         (Step::Collective(_), _) => None,
     }
 }
 
-fn build(inv: &Inventory, test: &Test, step: &Step, ports: &mut perftest::command::Ports) -> Result<StepCommands, String> {
+fn build(
+    inv: &Inventory,
+    test: &Test,
+    step: &Step,
+    ports: &mut perftest::command::Ports,
+) -> Result<StepCommands, String> {
     match (&test.kind, step) {
-        (TestKind::Perftest(p), Step::Pair { a, b }) => perftest::command::pair_step(test, p, inv, *a, *b, ports),
-        (TestKind::Perftest(p), Step::Incast(i)) => perftest::command::incast_step(test, p, inv, i.receiver, &i.senders, ports),
-        (TestKind::Nccl(n), Step::Collective(c)) => nccl::command::collective_step(test, n, inv, &c.nodes, &c.rails),
+        (TestKind::Perftest(p), Step::Pair { a, b }) => {
+            perftest::command::pair_step(test, p, inv, *a, *b, ports)
+        }
+        (TestKind::Perftest(p), Step::Incast(i)) => {
+            perftest::command::incast_step(test, p, inv, i.receiver, &i.senders, ports)
+        }
+        (TestKind::Nccl(n), Step::Collective(c)) => {
+            nccl::command::collective_step(test, n, inv, &c.nodes, &c.rails)
+        }
         (kind, _) => Err(format!("{} tests cannot run this step yet", kind.label())),
     }
 }
 
-fn measure(test: &Test, cmds: &StepCommands, outs: &[crate::exec::InvocationOutput]) -> Measurement {
-    let metric = test.metric.unwrap_or(crate::config::suite::Metric::BwAvgGbps);
+fn measure(
+    test: &Test,
+    cmds: &StepCommands,
+    outs: &[crate::exec::InvocationOutput],
+) -> Measurement {
+    let metric = test
+        .metric
+        .unwrap_or(crate::config::suite::Metric::BwAvgGbps);
     match &test.kind {
         TestKind::Perftest(_) => measure::perftest_step(cmds, outs, metric),
         TestKind::Nccl(n) => measure::nccl_step(cmds, outs, metric, n.max_bytes.0),
@@ -101,12 +136,19 @@ fn verdict_for(test: &Test, component: &str, p: Pending) -> VerdictRecord {
     let (verdict, message) = if let Some(f) = p.failures.iter().find(|f| f.class == "fabric") {
         (Verdict::Fail, format!("{} ({})", f.message, f.kind))
     } else if let Some(f) = p.failures.first() {
-        (Verdict::Error, format!("could not measure: {} ({})", f.message, f.kind))
+        (
+            Verdict::Error,
+            format!("could not measure: {} ({})", f.message, f.kind),
+        )
     } else {
         match (metric, value) {
             (Some(m), Some(v)) => {
                 let (verdict, msg) = judge(m, &threshold, v);
-                let samples = if p.values.len() > 1 { format!(" [median of {}]", p.values.len()) } else { String::new() };
+                let samples = if p.values.len() > 1 {
+                    format!(" [median of {}]", p.values.len())
+                } else {
+                    String::new()
+                };
                 (verdict, format!("{msg}{samples}"))
             }
             _ => (Verdict::Error, "no value was measured".to_string()),
@@ -158,9 +200,26 @@ impl Engine<'_> {
             transport: self.transport.describe(),
             seed,
             started_at,
-            inventory: InputFile { path: self.inv.source.path.clone(), sha256: self.inv.source.sha256.clone() },
-            suite_file: InputFile { path: self.suite.source.path.clone(), sha256: self.suite.source.sha256.clone() },
-            gate_fail_on: self.suite.gate.fail_on.iter().map(|v| serde_json::to_value(v).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()).collect(),
+            inventory: InputFile {
+                path: self.inv.source.path.clone(),
+                sha256: self.inv.source.sha256.clone(),
+            },
+            suite_file: InputFile {
+                path: self.suite.source.path.clone(),
+                sha256: self.suite.source.sha256.clone(),
+            },
+            gate_fail_on: self
+                .suite
+                .gate
+                .fail_on
+                .iter()
+                .map(|v| {
+                    serde_json::to_value(v)
+                        .ok()
+                        .and_then(|v| v.as_str().map(String::from))
+                        .unwrap_or_default()
+                })
+                .collect(),
             tests,
             estimate_s: self.plan.estimate.as_secs_f64(),
             coverage: serde_json::to_value(&self.plan.coverage).unwrap_or_default(),
@@ -197,7 +256,10 @@ impl Engine<'_> {
                     unit: None,
                     threshold: Default::default(),
                     samples: Vec::new(),
-                    message: format!("{} tests are not run by this build of rocegate", test.kind.label()),
+                    message: format!(
+                        "{} tests are not run by this build of rocegate",
+                        test.kind.label()
+                    ),
                     evidence: Vec::new(),
                     duration_s: 0.0,
                     series: Vec::new(),
@@ -234,9 +296,19 @@ impl Engine<'_> {
                         s.round_started(&test.name, ri, tp.rounds.len(), rep, round.len());
                     }
                     let mut ports = perftest::command::Ports::default();
-                    let built: Vec<Result<StepCommands, String>> = round.iter().map(|s| build(self.inv, test, s, &mut ports)).collect();
-                    let batch: Vec<StepCommands> = built.iter().filter_map(|b| b.as_ref().ok().cloned()).collect();
-                    let mut outputs = self.transport.run_batch(&batch, cancel.clone()).await.into_iter();
+                    let built: Vec<Result<StepCommands, String>> = round
+                        .iter()
+                        .map(|s| build(self.inv, test, s, &mut ports))
+                        .collect();
+                    let batch: Vec<StepCommands> = built
+                        .iter()
+                        .filter_map(|b| b.as_ref().ok().cloned())
+                        .collect();
+                    let mut outputs = self
+                        .transport
+                        .run_batch(&batch, cancel.clone())
+                        .await
+                        .into_iter();
                     let cancelled = *cancel.borrow();
                     let mut samples = Vec::new();
                     for (si, (step, b)) in round.iter().zip(built).enumerate() {
@@ -245,7 +317,11 @@ impl Engine<'_> {
                         let (m, raw, commands, hosts, started, ended) = match b {
                             Err(e) => (
                                 Measurement {
-                                    failure: Some(FailureRecord { kind: "invalid_step".into(), class: "infrastructure".into(), message: e }),
+                                    failure: Some(FailureRecord {
+                                        kind: "invalid_step".into(),
+                                        class: "infrastructure".into(),
+                                        message: e,
+                                    }),
                                     ..Default::default()
                                 },
                                 Vec::new(),
@@ -256,13 +332,24 @@ impl Engine<'_> {
                             ),
                             Ok(cmds) => {
                                 let outs = outputs.next().unwrap_or_default();
-                                let started = outs.iter().map(|o| o.started_s).fold(f64::MAX, f64::min).min(now);
+                                let started = outs
+                                    .iter()
+                                    .map(|o| o.started_s)
+                                    .fold(f64::MAX, f64::min)
+                                    .min(now);
                                 let ended = outs.iter().map(|o| o.ended_s).fold(0.0, f64::max);
                                 let m = measure(test, &cmds, &outs);
                                 let rel = crate::report::raw::rel_path(&test.name, ri, rep, si);
-                                let raw = write_raw(&rel, crate::report::raw::render(&cmds, &outs)).into_iter().collect();
-                                let commands = cmds.invocations.iter().map(|i| format!("{}: {}", i.host, i.command_line())).collect();
-                                let hosts = cmds.invocations.iter().map(|i| i.host.clone()).collect();
+                                let raw = write_raw(&rel, crate::report::raw::render(&cmds, &outs))
+                                    .into_iter()
+                                    .collect();
+                                let commands = cmds
+                                    .invocations
+                                    .iter()
+                                    .map(|i| format!("{}: {}", i.host, i.command_line()))
+                                    .collect();
+                                let hosts =
+                                    cmds.invocations.iter().map(|i| i.host.clone()).collect();
                                 (m, raw, commands, hosts, started, ended)
                             }
                         };
@@ -293,7 +380,8 @@ impl Engine<'_> {
                         samples.push(sample);
                     }
                     // Records in order of (virtual) end time, then step.
-                    samples.sort_by(|a, b| a.ended_s.total_cmp(&b.ended_s).then(a.step.cmp(&b.step)));
+                    samples
+                        .sort_by(|a, b| a.ended_s.total_cmp(&b.ended_s).then(a.step.cmp(&b.step)));
                     for s in samples {
                         emit(Record::Sample(s), sinks);
                     }
@@ -317,6 +405,10 @@ impl Engine<'_> {
                 }
             }
         }
-        Outcome { counts, gate_passed, interrupted }
+        Outcome {
+            counts,
+            gate_passed,
+            interrupted,
+        }
     }
 }

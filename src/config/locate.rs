@@ -183,7 +183,7 @@ impl<'a> Locator<'a> {
             .find(|&j| {
                 let l = &self.lines[j];
                 let first = l.dashes.first().copied().unwrap_or(l.indent);
-                first < indent || (first == indent && !(seq_at_same_indent && !l.dashes.is_empty()))
+                first < indent || (first == indent && (!seq_at_same_indent || l.dashes.is_empty()))
             })
             .unwrap_or(self.lines.len())
     }

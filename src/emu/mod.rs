@@ -302,7 +302,14 @@ impl Emulator {
             _ => return not_found(cmd),
         };
         match parsed {
-            Ok(job) => {
+            Ok(mut job) => {
+                // mpirun/srun reach hosts by whatever name resolves: the
+                // inventory name or the management address.
+                for (h, _) in job.hosts.iter_mut() {
+                    if let Some(n) = self.node_of_address(h) {
+                        *h = self.inv.nodes[n].name.clone();
+                    }
+                }
                 if let Some((h, _)) = job
                     .hosts
                     .iter()

@@ -21,7 +21,11 @@ pub struct EmulatedTransport {
 
 impl EmulatedTransport {
     pub fn new(inv: &Inventory, seed: u64, pace: f64) -> Self {
-        EmulatedTransport { emu: Mutex::new(Emulator::new(inv, seed)), seed, pace }
+        EmulatedTransport {
+            emu: Mutex::new(Emulator::new(inv, seed)),
+            seed,
+            pace,
+        }
     }
 }
 
@@ -54,7 +58,11 @@ impl Transport for EmulatedTransport {
             };
             enforce_timeouts(batch, &mut outs);
             if self.pace > 0.0 {
-                let end = outs.iter().flatten().map(|o| o.ended_s).fold(start, f64::max);
+                let end = outs
+                    .iter()
+                    .flatten()
+                    .map(|o| o.ended_s)
+                    .fold(start, f64::max);
                 let wall = Duration::from_secs_f64(((end - start) / self.pace).min(86_400.0));
                 let interrupted = tokio::select! {
                     _ = tokio::time::sleep(wall) => false,

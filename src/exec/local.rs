@@ -23,7 +23,9 @@ pub struct LocalTransport {
 
 impl Default for LocalTransport {
     fn default() -> Self {
-        LocalTransport { start: Instant::now() }
+        LocalTransport {
+            start: Instant::now(),
+        }
     }
 }
 
@@ -55,7 +57,9 @@ fn spawn(inv: &Invocation, now: f64) -> Result<Running, ExecFailure> {
         .process_group(0)
         .kill_on_drop(true);
     let mut child = cmd.spawn().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => ExecFailure::MissingBinary(format!("{prog}: command not found")),
+        std::io::ErrorKind::NotFound => {
+            ExecFailure::MissingBinary(format!("{prog}: command not found"))
+        }
         _ => ExecFailure::Transport(format!("cannot start {prog}: {e}")),
     })?;
     let mut out = child.stdout.take().expect("stdout is piped");
@@ -70,12 +74,22 @@ fn spawn(inv: &Invocation, now: f64) -> Result<Running, ExecFailure> {
         let _ = err.read_to_end(&mut b).await;
         String::from_utf8_lossy(&b).into_owned()
     });
-    Ok(Running { child, started: now, stdout, stderr })
+    Ok(Running {
+        child,
+        started: now,
+        stdout,
+        stderr,
+    })
 }
 
 /// Waits for a process until it exits, its deadline passes or the run is
 /// cancelled; then collects its output.
-async fn finish(mut r: Running, deadline: Instant, mut cancel: Cancel, clock: Instant) -> InvocationOutput {
+async fn finish(
+    mut r: Running,
+    deadline: Instant,
+    mut cancel: Cancel,
+    clock: Instant,
+) -> InvocationOutput {
     let pid = r.child.id();
     let mut failure = None;
     let status = tokio::select! {
@@ -92,7 +106,10 @@ async fn finish(mut r: Running, deadline: Instant, mut cancel: Cancel, clock: In
     if status.is_none() {
         if let Some(pid) = pid {
             kill_group(pid, libc::SIGTERM);
-            if tokio::time::timeout(Duration::from_secs(2), r.child.wait()).await.is_err() {
+            if tokio::time::timeout(Duration::from_secs(2), r.child.wait())
+                .await
+                .is_err()
+            {
                 kill_group(pid, libc::SIGKILL);
                 let _ = r.child.wait().await;
             }
@@ -104,11 +121,25 @@ async fn finish(mut r: Running, deadline: Instant, mut cancel: Cancel, clock: In
     if exit == Some(127) && failure.is_none() {
         failure = Some(ExecFailure::MissingBinary(stderr.trim().to_string()));
     }
-    InvocationOutput { stdout, stderr, exit, failure, started_s: r.started, ended_s: clock.elapsed().as_secs_f64() }
+    InvocationOutput {
+        stdout,
+        stderr,
+        exit,
+        failure,
+        started_s: r.started,
+        ended_s: clock.elapsed().as_secs_f64(),
+    }
 }
 
 fn not_started(f: ExecFailure, now: f64) -> InvocationOutput {
-    InvocationOutput { stdout: String::new(), stderr: String::new(), exit: None, failure: Some(f), started_s: now, ended_s: now }
+    InvocationOutput {
+        stdout: String::new(),
+        stderr: String::new(),
+        exit: None,
+        failure: Some(f),
+        started_s: now,
+        ended_s: now,
+    }
 }
 
 /// Runs one step: servers, then (after a head start) everything else; servers
@@ -117,7 +148,12 @@ pub async fn run_step(step: StepCommands, cancel: Cancel, clock: Instant) -> Vec
     let n = step.invocations.len();
     let mut outputs: Vec<Option<InvocationOutput>> = vec![None; n];
     let mut servers = Vec::new();
-    for (i, inv) in step.invocations.iter().enumerate().filter(|(_, i)| i.role == Role::Server) {
+    for (i, inv) in step
+        .invocations
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.role == Role::Server)
+    {
         match spawn(inv, clock.elapsed().as_secs_f64()) {
             Ok(r) => servers.push((i, r, Instant::now() + inv.timeout)),
             Err(f) => outputs[i] = Some(not_started(f, clock.elapsed().as_secs_f64())),
@@ -127,7 +163,12 @@ pub async fn run_step(step: StepCommands, cancel: Cancel, clock: Instant) -> Vec
         tokio::time::sleep(SERVER_HEAD_START).await;
     }
     let mut others = JoinSet::new();
-    for (i, inv) in step.invocations.iter().enumerate().filter(|(_, i)| i.role != Role::Server) {
+    for (i, inv) in step
+        .invocations
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.role != Role::Server)
+    {
         let now = clock.elapsed().as_secs_f64();
         match spawn(inv, now) {
             Ok(r) => {
@@ -154,7 +195,14 @@ pub async fn run_step(step: StepCommands, cancel: Cancel, clock: Instant) -> Vec
     }
     outputs
         .into_iter()
-        .map(|o| o.unwrap_or_else(|| not_started(ExecFailure::Transport("lost".into()), clock.elapsed().as_secs_f64())))
+        .map(|o| {
+            o.unwrap_or_else(|| {
+                not_started(
+                    ExecFailure::Transport("lost".into()),
+                    clock.elapsed().as_secs_f64(),
+                )
+            })
+        })
         .collect()
 }
 
@@ -209,15 +257,28 @@ mod tests {
         let mut sleeper = inv("sh", Role::Probe, 300);
         sleeper.argv.extend(["-c".into(), "sleep 30".into()]);
         let batch = vec![
-            StepCommands { invocations: vec![echo] },
-            StepCommands { invocations: vec![inv("rocegate-no-such-binary", Role::Probe, 5000)] },
-            StepCommands { invocations: vec![sleeper] },
+            StepCommands {
+                invocations: vec![echo],
+            },
+            StepCommands {
+                invocations: vec![inv("rocegate-no-such-binary", Role::Probe, 5000)],
+            },
+            StepCommands {
+                invocations: vec![sleeper],
+            },
         ];
         let out = t.run_batch(&batch, rx).await;
         assert_eq!(out[0][0].stdout, "x y\n");
         assert_eq!(out[0][0].exit, Some(0));
-        assert!(matches!(out[1][0].failure, Some(ExecFailure::MissingBinary(_))));
-        assert!(matches!(out[2][0].failure, Some(ExecFailure::TimedOut(_))), "{:?}", out[2][0]);
+        assert!(matches!(
+            out[1][0].failure,
+            Some(ExecFailure::MissingBinary(_))
+        ));
+        assert!(
+            matches!(out[2][0].failure, Some(ExecFailure::TimedOut(_))),
+            "{:?}",
+            out[2][0]
+        );
         assert!(out[2][0].ended_s - out[2][0].started_s < 10.0);
     }
 
@@ -227,7 +288,9 @@ mod tests {
         let (tx, rx) = watch::channel(false);
         let mut i = inv("sleep 30", Role::Probe, 60_000);
         i.env.clear();
-        let batch = vec![StepCommands { invocations: vec![i] }];
+        let batch = vec![StepCommands {
+            invocations: vec![i],
+        }];
         let fut = t.run_batch(&batch, rx);
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(200)).await;

@@ -49,17 +49,28 @@ fn threshold_text(v: &VerdictRecord) -> String {
 
 /// busbw against message size on log scales, from a collective's samples.
 fn curve_svg(points: &[(f64, f64)]) -> String {
-    let pts: Vec<(f64, f64)> = points.iter().copied().filter(|(x, y)| *x > 0.0 && *y >= 0.0).collect();
+    let pts: Vec<(f64, f64)> = points
+        .iter()
+        .copied()
+        .filter(|(x, y)| *x > 0.0 && *y >= 0.0)
+        .collect();
     if pts.len() < 2 {
         return String::new();
     }
     let (w, h, pad) = (520.0, 220.0, 40.0);
     let xmin = pts.iter().map(|p| p.0.log2()).fold(f64::MAX, f64::min);
-    let xmax = pts.iter().map(|p| p.0.log2()).fold(f64::MIN, f64::max).max(xmin + 1.0);
+    let xmax = pts
+        .iter()
+        .map(|p| p.0.log2())
+        .fold(f64::MIN, f64::max)
+        .max(xmin + 1.0);
     let ymax = pts.iter().map(|p| p.1).fold(0.0, f64::max).max(1.0);
     let px = |x: f64| pad + (x.log2() - xmin) / (xmax - xmin) * (w - 2.0 * pad);
     let py = |y: f64| h - pad - y / ymax * (h - 2.0 * pad);
-    let path: Vec<String> = pts.iter().map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
+    let path: Vec<String> = pts
+        .iter()
+        .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
+        .collect();
     format!(
         "<svg width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"bus bandwidth by message size\">\
 <line x1=\"{pad}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" stroke=\"#999\"/><line x1=\"{pad}\" y1=\"{pad}\" x2=\"{pad}\" y2=\"{b}\" stroke=\"#999\"/>\
@@ -77,12 +88,44 @@ fn curve_svg(points: &[(f64, f64)]) -> String {
 }
 
 pub fn render(records: &[Record], run_dir: &Path) -> String {
-    let started = records.iter().find_map(|r| if let Record::RunStarted(s) = r { Some(s) } else { None });
-    let finished = records.iter().find_map(|r| if let Record::RunFinished(f) = r { Some(f) } else { None });
-    let verdicts: Vec<&VerdictRecord> = records.iter().filter_map(|r| if let Record::Verdict(v) = r { Some(v) } else { None }).collect();
-    let samples: Vec<&Sample> = records.iter().filter_map(|r| if let Record::Sample(s) = r { Some(s) } else { None }).collect();
+    let started = records.iter().find_map(|r| {
+        if let Record::RunStarted(s) = r {
+            Some(s)
+        } else {
+            None
+        }
+    });
+    let finished = records.iter().find_map(|r| {
+        if let Record::RunFinished(f) = r {
+            Some(f)
+        } else {
+            None
+        }
+    });
+    let verdicts: Vec<&VerdictRecord> = records
+        .iter()
+        .filter_map(|r| {
+            if let Record::Verdict(v) = r {
+                Some(v)
+            } else {
+                None
+            }
+        })
+        .collect();
+    let samples: Vec<&Sample> = records
+        .iter()
+        .filter_map(|r| {
+            if let Record::Sample(s) = r {
+                Some(s)
+            } else {
+                None
+            }
+        })
+        .collect();
     let mut h = String::new();
-    let title = started.map(|s| format!("rocegate: {} on {}", s.suite, s.fabric)).unwrap_or_else(|| "rocegate report".into());
+    let title = started
+        .map(|s| format!("rocegate: {} on {}", s.suite, s.fabric))
+        .unwrap_or_else(|| "rocegate report".into());
     let _ = write!(h, "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{CSS}</style></head><body>", esc(&title));
     let _ = write!(h, "<h1>{}</h1>", esc(&title));
     if let Some(s) = started {
@@ -118,14 +161,23 @@ pub fn render(records: &[Record], run_dir: &Path) -> String {
         None => h.push_str("<p class=\"gate no\">RUN DID NOT FINISH (no run_finished record)</p>"),
     }
     // Every non-pass first: what to act on.
-    let bad: Vec<&&VerdictRecord> = verdicts.iter().filter(|v| !matches!(v.verdict, Verdict::Pass)).collect();
+    let bad: Vec<&&VerdictRecord> = verdicts
+        .iter()
+        .filter(|v| !matches!(v.verdict, Verdict::Pass))
+        .collect();
     if !bad.is_empty() {
         h.push_str("<h2>Needs attention</h2><table><tr><th>verdict</th><th>test</th><th>component</th><th>value</th><th>threshold</th><th>message and evidence</th></tr>");
         for v in bad.iter().take(500) {
             let mut evidence = String::new();
             for rel in v.evidence.iter().take(2) {
-                let text = raw::read_capped(run_dir, rel, RAW_CAP).unwrap_or_else(|| format!("({rel} is missing)"));
-                let _ = write!(evidence, "<details><summary>{}</summary><pre>{}</pre></details>", esc(rel), esc(&text));
+                let text = raw::read_capped(run_dir, rel, RAW_CAP)
+                    .unwrap_or_else(|| format!("({rel} is missing)"));
+                let _ = write!(
+                    evidence,
+                    "<details><summary>{}</summary><pre>{}</pre></details>",
+                    esc(rel),
+                    esc(&text)
+                );
             }
             let _ = write!(
                 h,
@@ -139,7 +191,11 @@ pub fn render(records: &[Record], run_dir: &Path) -> String {
             );
         }
         if bad.len() > 500 {
-            let _ = write!(h, "<tr><td colspan=\"6\">… {} more in results.jsonl</td></tr>", bad.len() - 500);
+            let _ = write!(
+                h,
+                "<tr><td colspan=\"6\">… {} more in results.jsonl</td></tr>",
+                bad.len() - 500
+            );
         }
         h.push_str("</table>");
     }
@@ -148,28 +204,57 @@ pub fn render(records: &[Record], run_dir: &Path) -> String {
     for v in &verdicts {
         by_test.entry(v.test.as_str()).or_default().push(v);
     }
-    let order: Vec<String> = started.map(|s| s.tests.iter().map(|t| t.name.clone()).collect()).unwrap_or_else(|| by_test.keys().map(|k| k.to_string()).collect());
+    let order: Vec<String> = started
+        .map(|s| s.tests.iter().map(|t| t.name.clone()).collect())
+        .unwrap_or_else(|| by_test.keys().map(|k| k.to_string()).collect());
     for name in &order {
-        let Some(vs) = by_test.get(name.as_str()) else { continue };
+        let Some(vs) = by_test.get(name.as_str()) else {
+            continue;
+        };
         let planned = started.and_then(|s| s.tests.iter().find(|t| &t.name == name));
         let _ = write!(h, "<h2>{}</h2>", esc(name));
         if let Some(p) = planned {
-            let _ = write!(h, "<p><small>{} · pattern {} · {} rounds · {} steps · repeat {}</small></p>", esc(&p.kind), esc(&p.pattern), p.rounds, p.steps, p.repeat);
+            let _ = write!(
+                h,
+                "<p><small>{} · pattern {} · {} rounds · {} steps · repeat {}</small></p>",
+                esc(&p.kind),
+                esc(&p.pattern),
+                p.rounds,
+                p.steps,
+                p.repeat
+            );
         }
         // Collective curves.
         for s in samples.iter().filter(|s| &s.test == name) {
             if let Some(curve) = s.details.get("curve").and_then(|c| c.as_array()) {
-                let pts: Vec<(f64, f64)> = curve.iter().filter_map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()?))).collect();
+                let pts: Vec<(f64, f64)> = curve
+                    .iter()
+                    .filter_map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()?)))
+                    .collect();
                 let svg = curve_svg(&pts);
                 if !svg.is_empty() {
-                    let _ = write!(h, "<p>{} (round {}, repetition {})</p>{svg}", esc(&s.component), s.round, s.rep);
+                    let _ = write!(
+                        h,
+                        "<p>{} (round {}, repetition {})</p>{svg}",
+                        esc(&s.component),
+                        s.round,
+                        s.rep
+                    );
                     break;
                 }
             }
         }
         let values: Vec<f64> = vs.iter().filter_map(|v| v.value).collect();
-        if let (Some(lo), Some(hi)) = (values.iter().copied().reduce(f64::min), values.iter().copied().reduce(f64::max)) {
-            let _ = write!(h, "<p>{} components · values from {lo:.2} to {hi:.2} {}</p>", vs.len(), esc(vs[0].unit.as_deref().unwrap_or("")));
+        if let (Some(lo), Some(hi)) = (
+            values.iter().copied().reduce(f64::min),
+            values.iter().copied().reduce(f64::max),
+        ) {
+            let _ = write!(
+                h,
+                "<p>{} components · values from {lo:.2} to {hi:.2} {}</p>",
+                vs.len(),
+                esc(vs[0].unit.as_deref().unwrap_or(""))
+            );
         }
         h.push_str("<details><summary>all components</summary><table><tr><th>component</th><th>verdict</th><th>value</th><th>samples</th><th>message</th></tr>");
         for v in vs.iter().take(5000) {
@@ -187,9 +272,17 @@ pub fn render(records: &[Record], run_dir: &Path) -> String {
         h.push_str("</table></details>");
     }
     if let Some(s) = started {
-        let _ = write!(h, "<h2>Plan and coverage</h2><pre>{}</pre>", esc(&serde_json::to_string_pretty(&s.coverage).unwrap_or_default()));
+        let _ = write!(
+            h,
+            "<h2>Plan and coverage</h2><pre>{}</pre>",
+            esc(&serde_json::to_string_pretty(&s.coverage).unwrap_or_default())
+        );
         if s.disruptive.as_array().is_some_and(|a| !a.is_empty()) {
-            let _ = write!(h, "<h3>Disruptive steps</h3><pre>{}</pre>", esc(&serde_json::to_string_pretty(&s.disruptive).unwrap_or_default()));
+            let _ = write!(
+                h,
+                "<h3>Disruptive steps</h3><pre>{}</pre>",
+                esc(&serde_json::to_string_pretty(&s.disruptive).unwrap_or_default())
+            );
         }
     }
     h.push_str("</body></html>\n");

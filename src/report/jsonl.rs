@@ -46,7 +46,13 @@ pub fn read(path: &Path) -> Result<Vec<Record>, String> {
         match serde_json::from_str::<Record>(line) {
             Ok(r) => out.push(r),
             Err(_) if i + 1 == lines.len() => break,
-            Err(e) => return Err(format!("{}:{}: not a rocegate record: {e}", path.display(), i + 1)),
+            Err(e) => {
+                return Err(format!(
+                    "{}:{}: not a rocegate record: {e}",
+                    path.display(),
+                    i + 1
+                ))
+            }
         }
     }
     Ok(out)

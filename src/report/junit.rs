@@ -12,8 +12,8 @@ use std::path::Path;
 
 use junit_report::{Duration, OffsetDateTime, ReportBuilder, TestCase, TestSuiteBuilder};
 
-use crate::score::{fails_gate, Verdict};
 use crate::config::suite::{Gate, VerdictName};
+use crate::score::{fails_gate, Verdict};
 
 use super::events::{Record, VerdictRecord};
 use super::raw;
@@ -31,7 +31,9 @@ fn gate_of(records: &[Record]) -> Gate {
     let fail_on = names
         .unwrap_or_else(|| vec!["fail".into(), "error".into()])
         .iter()
-        .filter_map(|n| serde_json::from_value::<VerdictName>(serde_json::Value::String(n.clone())).ok())
+        .filter_map(|n| {
+            serde_json::from_value::<VerdictName>(serde_json::Value::String(n.clone())).ok()
+        })
         .collect();
     Gate { fail_on }
 }
@@ -66,7 +68,9 @@ fn testcase(run_dir: &Path, gate: &Gate, suite: &str, v: &VerdictRecord) -> Test
     let mut tc = match v.verdict {
         Verdict::Skipped => TestCase::skipped(&name),
         Verdict::Error => TestCase::error(&name, time, "error", &msg),
-        verdict if fails_gate(gate, verdict) => TestCase::failure(&name, time, verdict.as_str(), &msg),
+        verdict if fails_gate(gate, verdict) => {
+            TestCase::failure(&name, time, verdict.as_str(), &msg)
+        }
         _ => TestCase::success(&name, time),
     };
     tc.set_classname(&format!("{suite}.{}", v.test));
@@ -90,12 +94,26 @@ fn rollup(verdicts: &[&VerdictRecord]) -> Vec<VerdictRecord> {
         .into_iter()
         .map(|(nic, vs)| {
             let worst = vs.iter().map(|v| v.verdict).max().unwrap_or(Verdict::Pass);
-            let bad: Vec<&&VerdictRecord> = vs.iter().filter(|v| v.verdict == worst && worst != Verdict::Pass).collect();
+            let bad: Vec<&&VerdictRecord> = vs
+                .iter()
+                .filter(|v| v.verdict == worst && worst != Verdict::Pass)
+                .collect();
             let message = if bad.is_empty() {
                 format!("all {} pairs pass", vs.len())
             } else {
-                let list: Vec<String> = bad.iter().take(5).map(|v| format!("{} ({})", v.component, v.message)).collect();
-                format!("{} of {} pairs {}: {}{}", bad.len(), vs.len(), worst.as_str(), list.join("; "), if bad.len() > 5 { "; …" } else { "" })
+                let list: Vec<String> = bad
+                    .iter()
+                    .take(5)
+                    .map(|v| format!("{} ({})", v.component, v.message))
+                    .collect();
+                format!(
+                    "{} of {} pairs {}: {}{}",
+                    bad.len(),
+                    vs.len(),
+                    worst.as_str(),
+                    list.join("; "),
+                    if bad.len() > 5 { "; …" } else { "" }
+                )
             };
             VerdictRecord {
                 test: vs[0].test.clone(),
@@ -108,7 +126,11 @@ fn rollup(verdicts: &[&VerdictRecord]) -> Vec<VerdictRecord> {
                 threshold: vs[0].threshold.clone(),
                 samples: Vec::new(),
                 message,
-                evidence: bad.iter().take(3).flat_map(|v| v.evidence.iter().take(1).cloned()).collect(),
+                evidence: bad
+                    .iter()
+                    .take(3)
+                    .flat_map(|v| v.evidence.iter().take(1).cloned())
+                    .collect(),
                 duration_s: vs.iter().map(|v| v.duration_s).sum(),
                 series: Vec::new(),
             }
@@ -123,11 +145,19 @@ pub fn render(records: &[Record], run_dir: &Path, rollup_limit: usize) -> Result
     });
     let suite = started.map(|s| s.suite.as_str()).unwrap_or("rocegate");
     let timestamp = started
-        .and_then(|s| OffsetDateTime::parse(&s.started_at, &time::format_description::well_known::Rfc3339).ok())
+        .and_then(|s| {
+            OffsetDateTime::parse(
+                &s.started_at,
+                &time::format_description::well_known::Rfc3339,
+            )
+            .ok()
+        })
         .unwrap_or(OffsetDateTime::UNIX_EPOCH);
     let gate = gate_of(records);
     // Tests in plan order, then any test seen only in verdicts.
-    let mut order: Vec<String> = started.map(|s| s.tests.iter().map(|t| t.name.clone()).collect()).unwrap_or_default();
+    let mut order: Vec<String> = started
+        .map(|s| s.tests.iter().map(|t| t.name.clone()).collect())
+        .unwrap_or_default();
     let mut groups: BTreeMap<String, Vec<&VerdictRecord>> = BTreeMap::new();
     for r in records {
         if let Record::Verdict(v) = r {
@@ -139,20 +169,26 @@ pub fn render(records: &[Record], run_dir: &Path, rollup_limit: usize) -> Result
     }
     let mut report = ReportBuilder::new();
     for test in order {
-        let Some(vs) = groups.get(&test) else { continue };
-        let rolled;
-        let list: Vec<&VerdictRecord> = if vs.len() > rollup_limit && vs.iter().any(|v| v.component.contains("<->")) {
-            rolled = rollup(vs);
-            rolled.iter().collect()
-        } else {
-            vs.clone()
+        let Some(vs) = groups.get(&test) else {
+            continue;
         };
+        let rolled;
+        let list: Vec<&VerdictRecord> =
+            if vs.len() > rollup_limit && vs.iter().any(|v| v.component.contains("<->")) {
+                rolled = rollup(vs);
+                rolled.iter().collect()
+            } else {
+                vs.clone()
+            };
         let mut ts = TestSuiteBuilder::new(&format!("{suite}.{test}"));
         ts.set_timestamp(timestamp);
         ts.add_testcases(list.iter().map(|v| testcase(run_dir, &gate, suite, v)));
         report.add_testsuite(ts.build());
     }
     let mut buf = Vec::new();
-    report.build().write_xml(&mut buf).map_err(|e| format!("cannot write JUnit XML: {e}"))?;
+    report
+        .build()
+        .write_xml(&mut buf)
+        .map_err(|e| format!("cannot write JUnit XML: {e}"))?;
     String::from_utf8(buf).map_err(|e| e.to_string())
 }

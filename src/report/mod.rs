@@ -5,7 +5,7 @@ pub mod events;
 pub mod html;
 pub mod jsonl;
 pub mod junit;
-pub mod raw;
 pub mod progress;
+pub mod raw;
 pub mod sanitize;
 pub mod summary;

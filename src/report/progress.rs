@@ -24,7 +24,11 @@ fn clock() -> String {
 impl Progress {
     pub fn new(mode: ProgressMode) -> Self {
         let mode = match mode {
-            ProgressMode::Auto if std::io::stderr().is_terminal() && std::env::var_os("CI").is_none() => ProgressMode::Bar,
+            ProgressMode::Auto
+                if std::io::stderr().is_terminal() && std::env::var_os("CI").is_none() =>
+            {
+                ProgressMode::Bar
+            }
             ProgressMode::Auto => ProgressMode::Lines,
             m => m,
         };
@@ -50,7 +54,11 @@ impl Sink for Progress {
     fn record(&mut self, r: &Record) {
         match r {
             Record::RunStarted(s) => {
-                let total: u64 = s.tests.iter().map(|t| (t.steps as u64) * u64::from(t.repeat)).sum();
+                let total: u64 = s
+                    .tests
+                    .iter()
+                    .map(|t| (t.steps as u64) * u64::from(t.repeat))
+                    .sum();
                 self.line(&format!(
                     "run {} on {} ({}): {} tests, {} steps, estimated {:.0}s",
                     s.suite,
@@ -63,8 +71,10 @@ impl Sink for Progress {
                 if self.mode == ProgressMode::Bar {
                     let b = ProgressBar::new(total);
                     b.set_style(
-                        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} steps  {msg}")
-                            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                        ProgressStyle::with_template(
+                            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} steps  {msg}",
+                        )
+                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
                     );
                     self.bar = Some(b);
                 }
@@ -75,7 +85,13 @@ impl Sink for Progress {
                 }
             }
             Record::Verdict(v) if v.verdict != Verdict::Pass => {
-                self.line(&format!("{:<7} {} {}: {}", v.verdict.as_str().to_uppercase(), v.test, v.component, v.message));
+                self.line(&format!(
+                    "{:<7} {} {}: {}",
+                    v.verdict.as_str().to_uppercase(),
+                    v.test,
+                    v.component,
+                    v.message
+                ));
             }
             Record::Verdict(_) => {}
             Record::RunFinished(f) => {
@@ -95,7 +111,11 @@ impl Sink for Progress {
     }
 
     fn round_started(&mut self, test: &str, round: usize, rounds: usize, rep: u32, steps: usize) {
-        let msg = format!("{test}: round {}/{rounds}, repetition {}, {steps} steps", round + 1, rep + 1);
+        let msg = format!(
+            "{test}: round {}/{rounds}, repetition {}, {steps} steps",
+            round + 1,
+            rep + 1
+        );
         match &self.bar {
             Some(b) => b.set_message(msg),
             None if self.mode == ProgressMode::Lines => self.line(&msg),

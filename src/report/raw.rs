@@ -14,8 +14,20 @@ pub fn rel_path(test: &str, round: usize, rep: u32, step: usize) -> String {
 pub fn render(cmds: &StepCommands, outs: &[InvocationOutput]) -> String {
     let mut s = String::new();
     for (inv, out) in cmds.invocations.iter().zip(outs) {
-        s += &format!("### host: {}\n### role: {:?}\n### command: {}\n", inv.host, inv.role, inv.command_line());
-        s += &format!("### started_s: {:.3}  ended_s: {:.3}  exit: {}\n", out.started_s, out.ended_s, out.exit.map(|c| c.to_string()).unwrap_or_else(|| "none".into()));
+        s += &format!(
+            "### host: {}\n### role: {:?}\n### command: {}\n",
+            inv.host,
+            inv.role,
+            inv.command_line()
+        );
+        s += &format!(
+            "### started_s: {:.3}  ended_s: {:.3}  exit: {}\n",
+            out.started_s,
+            out.ended_s,
+            out.exit
+                .map(|c| c.to_string())
+                .unwrap_or_else(|| "none".into())
+        );
         if let Some(f) = &out.failure {
             let text = match f {
                 ExecFailure::Unreachable(m) => format!("unreachable: {m}"),
@@ -63,5 +75,10 @@ pub fn read_capped(run_dir: &Path, rel: &str, cap: usize) -> Option<String> {
     while !text.is_char_boundary(cut) {
         cut -= 1;
     }
-    Some(format!("{}\n[... cut: {} of {} bytes shown; full output in {rel}]\n", &text[..cut], cut, text.len()))
+    Some(format!(
+        "{}\n[... cut: {} of {} bytes shown; full output in {rel}]\n",
+        &text[..cut],
+        cut,
+        text.len()
+    ))
 }

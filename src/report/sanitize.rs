@@ -44,7 +44,10 @@ pub fn strip_ansi(s: &str) -> String {
 pub fn xml_safe(s: &str) -> String {
     strip_ansi(s)
         .chars()
-        .filter(|&c| matches!(c, '\t' | '\n' | '\r') || (c >= ' ' && c != '\u{7f}' && c != '\u{fffe}' && c != '\u{ffff}'))
+        .filter(|&c| {
+            matches!(c, '\t' | '\n' | '\r')
+                || (c >= ' ' && c != '\u{7f}' && c != '\u{fffe}' && c != '\u{ffff}')
+        })
         .collect()
 }
 
@@ -69,8 +72,14 @@ mod tests {
 
     #[test]
     fn strips_escapes_and_controls() {
-        assert_eq!(xml_safe("\u{1b}[31mred\u{1b}[0m ok\u{0}\u{8}\tx\n"), "red ok\tx\n");
+        assert_eq!(
+            xml_safe("\u{1b}[31mred\u{1b}[0m ok\u{0}\u{8}\tx\n"),
+            "red ok\tx\n"
+        );
         assert_eq!(strip_ansi("\u{1b}]0;title\u{7}text"), "text");
-        assert_eq!(html_escape("<a href='x'>&"), "&lt;a href=&#39;x&#39;&gt;&amp;");
+        assert_eq!(
+            html_escape("<a href='x'>&"),
+            "&lt;a href=&#39;x&#39;&gt;&amp;"
+        );
     }
 }

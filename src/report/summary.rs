@@ -10,8 +10,20 @@ use super::events::Record;
 
 /// Tool and firmware versions seen in the outputs, input hashes, command lines.
 pub fn summary_json(records: &[Record], run_dir: &str) -> serde_json::Value {
-    let started = records.iter().find_map(|r| if let Record::RunStarted(s) = r { Some(s) } else { None });
-    let finished = records.iter().find_map(|r| if let Record::RunFinished(f) = r { Some(f) } else { None });
+    let started = records.iter().find_map(|r| {
+        if let Record::RunStarted(s) = r {
+            Some(s)
+        } else {
+            None
+        }
+    });
+    let finished = records.iter().find_map(|r| {
+        if let Record::RunFinished(f) = r {
+            Some(f)
+        } else {
+            None
+        }
+    });
     let mut versions: BTreeSet<String> = BTreeSet::new();
     let mut commands: Vec<serde_json::Value> = Vec::new();
     let mut seen_tests: BTreeSet<&str> = BTreeSet::new();
@@ -71,15 +83,26 @@ pub fn terminal_list(records: &[Record], run_dir: &str) -> String {
         if n > 200 {
             continue;
         }
-        let value = v.value.map(|x| format!("{x:.2} {}", v.unit.as_deref().unwrap_or(""))).unwrap_or_else(|| "-".into());
+        let value = v
+            .value
+            .map(|x| format!("{x:.2} {}", v.unit.as_deref().unwrap_or("")))
+            .unwrap_or_else(|| "-".into());
         let t = &v.threshold;
-        let threshold = [t.min.map(|x| format!("min {x:.1}")), t.max.map(|x| format!("max {x:.1}"))]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join(" ");
-        let evidence = v.evidence.first().map(|e| format!("{run_dir}/{e}")).unwrap_or_else(|| "-".into());
-        out += &format!(
+        let threshold = [
+            t.min.map(|x| format!("min {x:.1}")),
+            t.max.map(|x| format!("max {x:.1}")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ");
+        let evidence = v
+            .evidence
+            .first()
+            .map(|e| format!("{run_dir}/{e}"))
+            .unwrap_or_else(|| "-".into());
+        out +=
+            &format!(
             "{:<7} {} {}\n        value {value}  threshold {}  {}\n        evidence {evidence}\n",
             v.verdict.as_str().to_uppercase(),
             v.test,
@@ -89,7 +112,10 @@ pub fn terminal_list(records: &[Record], run_dir: &str) -> String {
         );
     }
     if n > 200 {
-        out += &format!("… and {} more non-pass results in {run_dir}/results.jsonl\n", n - 200);
+        out += &format!(
+            "… and {} more non-pass results in {run_dir}/results.jsonl\n",
+            n - 200
+        );
     }
     out
 }

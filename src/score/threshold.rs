@@ -34,7 +34,13 @@ fn max_opt(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 /// Resolves percentages of line rate against `line_gbps` (the rate the
 /// component can carry: the slower NIC of a pair, doubled when bidirectional).
 pub fn resolve(e: &Expect, line_gbps: Option<f64>) -> Resolved {
-    let mut r = Resolved { min: e.min, max: e.max, warn_min: e.warn_min, warn_max: e.warn_max, basis: None };
+    let mut r = Resolved {
+        min: e.min,
+        max: e.max,
+        warn_min: e.warn_min,
+        warn_max: e.warn_max,
+        basis: None,
+    };
     if let Some(line) = line_gbps {
         if let Some(p) = e.min_pct_of_line_rate {
             r.min = max_opt(r.min, Some(line * p / 100.0));
@@ -54,7 +60,11 @@ pub fn median(values: &[f64]) -> Option<f64> {
     }
     v.sort_by(|a, b| a.total_cmp(b));
     let n = v.len();
-    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
 }
 
 fn fmt(v: f64) -> String {
@@ -70,25 +80,45 @@ fn fmt(v: f64) -> String {
 pub fn judge(metric: Metric, r: &Resolved, value: f64) -> (Verdict, String) {
     let unit = metric.unit();
     let name = metric.name();
-    let basis = r.basis.as_ref().map(|b| format!(" ({b})")).unwrap_or_default();
+    let basis = r
+        .basis
+        .as_ref()
+        .map(|b| format!(" ({b})"))
+        .unwrap_or_default();
     if let Some(min) = r.min {
         if value < min {
-            return (Verdict::Fail, format!("{name} {} {unit} < min {} {unit}{basis}", fmt(value), fmt(min)));
+            return (
+                Verdict::Fail,
+                format!(
+                    "{name} {} {unit} < min {} {unit}{basis}",
+                    fmt(value),
+                    fmt(min)
+                ),
+            );
         }
     }
     if let Some(max) = r.max {
         if value > max {
-            return (Verdict::Fail, format!("{name} {} {unit} > max {} {unit}", fmt(value), fmt(max)));
+            return (
+                Verdict::Fail,
+                format!("{name} {} {unit} > max {} {unit}", fmt(value), fmt(max)),
+            );
         }
     }
     if let Some(w) = r.warn_min {
         if value < w {
-            return (Verdict::Warn, format!("{name} {} {unit} < warn_min {} {unit}", fmt(value), fmt(w)));
+            return (
+                Verdict::Warn,
+                format!("{name} {} {unit} < warn_min {} {unit}", fmt(value), fmt(w)),
+            );
         }
     }
     if let Some(w) = r.warn_max {
         if value > w {
-            return (Verdict::Warn, format!("{name} {} {unit} > warn_max {} {unit}", fmt(value), fmt(w)));
+            return (
+                Verdict::Warn,
+                format!("{name} {} {unit} > warn_max {} {unit}", fmt(value), fmt(w)),
+            );
         }
     }
     let bound = match (r.min, r.max) {
@@ -97,7 +127,10 @@ pub fn judge(metric: Metric, r: &Resolved, value: f64) -> (Verdict, String) {
         (None, Some(hi)) => format!("<= max {} {unit}", fmt(hi)),
         (None, None) => "no threshold set".to_string(),
     };
-    (Verdict::Pass, format!("{name} {} {unit} {bound}", fmt(value)))
+    (
+        Verdict::Pass,
+        format!("{name} {} {unit} {bound}", fmt(value)),
+    )
 }
 
 #[cfg(test)]
@@ -106,16 +139,27 @@ mod tests {
 
     #[test]
     fn line_rate_percentages_and_warn_bands() {
-        let e = Expect { min_pct_of_line_rate: Some(90.0), warn_pct_of_line_rate: Some(95.0), ..Default::default() };
+        let e = Expect {
+            min_pct_of_line_rate: Some(90.0),
+            warn_pct_of_line_rate: Some(95.0),
+            ..Default::default()
+        };
         let r = resolve(&e, Some(400.0));
         assert_eq!(r.min, Some(360.0));
         assert_eq!(r.warn_min, Some(380.0));
         let (v, m) = judge(Metric::BwAvgGbps, &r, 356.2);
         assert_eq!(v, Verdict::Fail);
-        assert_eq!(m, "bw_avg_gbps 356.2 Gb/s < min 360.0 Gb/s (90% of 400 Gb/s line rate)");
+        assert_eq!(
+            m,
+            "bw_avg_gbps 356.2 Gb/s < min 360.0 Gb/s (90% of 400 Gb/s line rate)"
+        );
         assert_eq!(judge(Metric::BwAvgGbps, &r, 370.0).0, Verdict::Warn);
         assert_eq!(judge(Metric::BwAvgGbps, &r, 391.0).0, Verdict::Pass);
-        let lat = Resolved { max: Some(4.0), warn_max: Some(3.0), ..Default::default() };
+        let lat = Resolved {
+            max: Some(4.0),
+            warn_max: Some(3.0),
+            ..Default::default()
+        };
         assert_eq!(judge(Metric::TTypicalUs, &lat, 4.5).0, Verdict::Fail);
         assert_eq!(judge(Metric::TTypicalUs, &lat, 3.5).0, Verdict::Warn);
         assert_eq!(judge(Metric::TTypicalUs, &lat, 1.5).0, Verdict::Pass);

@@ -35,15 +35,25 @@ fn class_name(c: FailureClass) -> String {
 }
 
 fn infra(kind: &str, message: String) -> FailureRecord {
-    FailureRecord { kind: kind.into(), class: "infrastructure".into(), message }
+    FailureRecord {
+        kind: kind.into(),
+        class: "infrastructure".into(),
+        message,
+    }
 }
 
 /// A transport-level failure that leaves nothing to parse.
 fn exec_failure(f: &ExecFailure, host: &str, argv0: &str) -> Option<FailureRecord> {
     Some(match f {
         ExecFailure::Unreachable(m) => infra("unreachable", format!("{host}: unreachable: {m}")),
-        ExecFailure::AuthRefused(m) => infra("auth_refused", format!("{host}: authentication refused: {m}")),
-        ExecFailure::MissingBinary(m) => infra("missing_binary", format!("{host}: {argv0} is not installed: {m}")),
+        ExecFailure::AuthRefused(m) => infra(
+            "auth_refused",
+            format!("{host}: authentication refused: {m}"),
+        ),
+        ExecFailure::MissingBinary(m) => infra(
+            "missing_binary",
+            format!("{host}: {argv0} is not installed: {m}"),
+        ),
         ExecFailure::Cancelled(m) => infra("cancelled", format!("{host}: interrupted: {m}")),
         ExecFailure::Transport(m) => infra("transport", format!("{host}: {m}")),
         ExecFailure::TimedOut(_) => return None,
@@ -57,7 +67,11 @@ fn tool_name(argv: &[String]) -> &str {
         let w = argv[i].as_str();
         if w == "numactl" || w == "timeout" || w == "env" || w == "setsid" {
             i += 1;
-            while i < argv.len() && (argv[i].starts_with('-') || argv[i].contains('=') || argv[i].parse::<f64>().is_ok()) {
+            while i < argv.len()
+                && (argv[i].starts_with('-')
+                    || argv[i].contains('=')
+                    || argv[i].parse::<f64>().is_ok())
+            {
                 i += 1;
             }
             continue;
@@ -89,7 +103,11 @@ fn perftest_metric(report: &perftest::PerftestReport, metric: Metric) -> Option<
 
 /// perftest step (a pair, or an incast's pairs): the value is the sum of the
 /// clients' results (an incast's aggregate at the receiver; a pair's own).
-pub fn perftest_step(cmds: &StepCommands, outs: &[InvocationOutput], metric: Metric) -> Measurement {
+pub fn perftest_step(
+    cmds: &StepCommands,
+    outs: &[InvocationOutput],
+    metric: Metric,
+) -> Measurement {
     let mut m = Measurement::default();
     let mut total = 0.0;
     let mut clients = 0;
@@ -98,12 +116,19 @@ pub fn perftest_step(cmds: &StepCommands, outs: &[InvocationOutput], metric: Met
     let mut failures: Vec<FailureRecord> = Vec::new();
     for (inv, out) in cmds.invocations.iter().zip(outs) {
         let tool = tool_name(&inv.argv);
-        if let Some(f) = out.failure.as_ref().and_then(|f| exec_failure(f, &inv.host, tool)) {
+        if let Some(f) = out
+            .failure
+            .as_ref()
+            .and_then(|f| exec_failure(f, &inv.host, tool))
+        {
             failures.push(f);
             continue;
         }
         let timed_out = matches!(out.failure, Some(ExecFailure::TimedOut(_)));
-        let opts = perftest::PerftestParseOptions { unit_override: None, killed_by_timeout: timed_out };
+        let opts = perftest::PerftestParseOptions {
+            unit_override: None,
+            killed_by_timeout: timed_out,
+        };
         let text = text_of(out);
         match perftest::parse(&text, &opts) {
             Ok(report) => {
@@ -117,7 +142,12 @@ pub fn perftest_step(cmds: &StepCommands, outs: &[InvocationOutput], metric: Met
                         Some(v) => total += v,
                         None => failures.push(infra(
                             "metric_missing",
-                            format!("{}: {tool} printed no {} (rows: {})", inv.host, metric.name(), report.rows.len()),
+                            format!(
+                                "{}: {tool} printed no {} (rows: {})",
+                                inv.host,
+                                metric.name(),
+                                report.rows.len()
+                            ),
                         )),
                     }
                     facts.push(json!({
@@ -129,7 +159,10 @@ pub fn perftest_step(cmds: &StepCommands, outs: &[InvocationOutput], metric: Met
             }
             Err(e) if out.exit == Some(0) || inv.role == Role::Client => failures.push(infra(
                 "unrecognised",
-                format!("{}: output of `{tool}` (exit {:?}) is not perftest output: {e}", inv.host, out.exit),
+                format!(
+                    "{}: output of `{tool}` (exit {:?}) is not perftest output: {e}",
+                    inv.host, out.exit
+                ),
             )),
             // A server killed after its client finished may print nothing useful.
             Err(_) => {}
@@ -144,24 +177,41 @@ pub fn perftest_step(cmds: &StepCommands, outs: &[InvocationOutput], metric: Met
     m
 }
 
-pub fn nccl_step(cmds: &StepCommands, outs: &[InvocationOutput], metric: Metric, max_bytes: u64) -> Measurement {
+pub fn nccl_step(
+    cmds: &StepCommands,
+    outs: &[InvocationOutput],
+    metric: Metric,
+    max_bytes: u64,
+) -> Measurement {
     let mut m = Measurement::default();
     let (Some(inv), Some(out)) = (cmds.invocations.first(), outs.first()) else {
         m.failure = Some(infra("transport", "no launcher output".into()));
         return m;
     };
     let tool = tool_name(&inv.argv);
-    if let Some(f) = out.failure.as_ref().and_then(|f| exec_failure(f, &inv.host, tool)) {
+    if let Some(f) = out
+        .failure
+        .as_ref()
+        .and_then(|f| exec_failure(f, &inv.host, tool))
+    {
         m.failure = Some(f);
         return m;
     }
     let timed_out = matches!(out.failure, Some(ExecFailure::TimedOut(_)));
-    let report = match nccl::parse(&text_of(out), &nccl::NcclParseOptions { killed_by_timeout: timed_out }) {
+    let report = match nccl::parse(
+        &text_of(out),
+        &nccl::NcclParseOptions {
+            killed_by_timeout: timed_out,
+        },
+    ) {
         Ok(r) => r,
         Err(e) => {
             m.failure = Some(infra(
                 "launcher_failure",
-                format!("{}: `{tool}` (exit {:?}) printed no nccl-tests result: {e}", inv.host, out.exit),
+                format!(
+                    "{}: `{tool}` (exit {:?}) printed no nccl-tests result: {e}",
+                    inv.host, out.exit
+                ),
             ));
             return m;
         }
@@ -180,13 +230,19 @@ pub fn nccl_step(cmds: &StepCommands, outs: &[InvocationOutput], metric: Metric,
     }
     // Gate on the largest size, never on the sweep average.
     let Some(last) = report.rows.last() else {
-        m.failure = Some(infra("launcher_failure", format!("{}: nccl-tests printed no result rows", inv.host)));
+        m.failure = Some(infra(
+            "launcher_failure",
+            format!("{}: nccl-tests printed no result rows", inv.host),
+        ));
         return m;
     };
     if last.bytes < max_bytes {
         m.failure = Some(infra(
             "incomplete",
-            format!("{}: the sweep stopped at {} bytes, before the {} bytes the gate reads", inv.host, last.bytes, max_bytes),
+            format!(
+                "{}: the sweep stopped at {} bytes, before the {} bytes the gate reads",
+                inv.host, last.bytes, max_bytes
+            ),
         ));
         return m;
     }
@@ -195,7 +251,10 @@ pub fn nccl_step(cmds: &StepCommands, outs: &[InvocationOutput], metric: Metric,
         _ => o.busbw_gbs,
     });
     if m.value.is_none() {
-        m.failure = Some(infra("metric_missing", format!("{}: no {} at {} bytes", inv.host, metric.name(), last.bytes)));
+        m.failure = Some(infra(
+            "metric_missing",
+            format!("{}: no {} at {} bytes", inv.host, metric.name(), last.bytes),
+        ));
     }
     m
 }
@@ -206,9 +265,15 @@ mod tests {
 
     #[test]
     fn tool_name_skips_wrappers() {
-        let argv: Vec<String> = "numactl --cpunodebind=0 --membind=0 ib_write_bw -d mlx5_0".split(' ').map(String::from).collect();
+        let argv: Vec<String> = "numactl --cpunodebind=0 --membind=0 ib_write_bw -d mlx5_0"
+            .split(' ')
+            .map(String::from)
+            .collect();
         assert_eq!(tool_name(&argv), "ib_write_bw");
-        let argv: Vec<String> = "timeout -k 5 60 /usr/bin/ib_read_lat".split(' ').map(String::from).collect();
+        let argv: Vec<String> = "timeout -k 5 60 /usr/bin/ib_read_lat"
+            .split(' ')
+            .map(String::from)
+            .collect();
         assert_eq!(tool_name(&argv), "ib_read_lat");
     }
 }

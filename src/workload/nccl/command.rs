@@ -14,12 +14,21 @@ use crate::exec::{Invocation, Role, StepCommands};
 
 /// OpenMPI refuses to start as root unless told it may.
 pub fn running_as_root() -> bool {
-    std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
+    std::fs::metadata("/proc/self")
+        .map(|m| m.uid() == 0)
+        .unwrap_or(false)
 }
 
 /// NCCL settings rocegate sets; a suite's `env` overrides any of them.
-pub fn nccl_env(spec: &NcclSpec, inv: &Inventory, nodes: &[NodeId], rails: &[u32]) -> Result<Vec<(String, String)>, String> {
-    let first = nodes.first().ok_or("a collective needs at least one node")?;
+pub fn nccl_env(
+    spec: &NcclSpec,
+    inv: &Inventory,
+    nodes: &[NodeId],
+    rails: &[u32],
+) -> Result<Vec<(String, String)>, String> {
+    let first = nodes
+        .first()
+        .ok_or("a collective needs at least one node")?;
     let nics: Vec<usize> = inv.nodes[*first]
         .nics
         .iter()
@@ -27,12 +36,18 @@ pub fn nccl_env(spec: &NcclSpec, inv: &Inventory, nodes: &[NodeId], rails: &[u32
         .filter(|&n| rails.contains(&inv.nics[n].rail))
         .collect();
     if nics.is_empty() {
-        return Err(format!("{} has no NIC on rails {rails:?}", inv.nodes[*first].name));
+        return Err(format!(
+            "{} has no NIC on rails {rails:?}",
+            inv.nodes[*first].name
+        ));
     }
     // `=` prefix: exact device names, not prefixes (mlx5_1 must not match mlx5_10).
     let hca = format!(
         "={}",
-        nics.iter().map(|&n| format!("{}:{}", inv.nics[n].device, inv.nics[n].port)).collect::<Vec<_>>().join(",")
+        nics.iter()
+            .map(|&n| format!("{}:{}", inv.nics[n].device, inv.nics[n].port))
+            .collect::<Vec<_>>()
+            .join(",")
     );
     let gid = crate::workload::perftest::command::gid_index(inv, nics[0])?;
     // NCCL_IB_TC is the IP traffic class: DSCP in the upper six bits, ECT(0) in the low two.
@@ -75,13 +90,22 @@ pub fn tool_args(spec: &NcclSpec) -> Vec<String> {
     ]
 }
 
-pub fn mpirun_argv(spec: &NcclSpec, inv: &Inventory, nodes: &[NodeId], env: &[(String, String)]) -> Vec<String> {
+pub fn mpirun_argv(
+    spec: &NcclSpec,
+    inv: &Inventory,
+    nodes: &[NodeId],
+    env: &[(String, String)],
+) -> Vec<String> {
     let g = spec.gpus_per_node;
     let mut a: Vec<String> = vec!["mpirun".into()];
     if running_as_root() {
         a.push("--allow-run-as-root".into());
     }
-    let hosts = nodes.iter().map(|&n| format!("{}:{g}", inv.nodes[n].address)).collect::<Vec<_>>().join(",");
+    let hosts = nodes
+        .iter()
+        .map(|&n| format!("{}:{g}", inv.nodes[n].address))
+        .collect::<Vec<_>>()
+        .join(",");
     a.extend([
         "-np".into(),
         (nodes.len() as u32 * g).to_string(),
@@ -99,7 +123,13 @@ pub fn mpirun_argv(spec: &NcclSpec, inv: &Inventory, nodes: &[NodeId], env: &[(S
     a
 }
 
-pub fn collective_step(test: &Test, spec: &NcclSpec, inv: &Inventory, nodes: &[NodeId], rails: &[u32]) -> Result<StepCommands, String> {
+pub fn collective_step(
+    test: &Test,
+    spec: &NcclSpec,
+    inv: &Inventory,
+    nodes: &[NodeId],
+    rails: &[u32],
+) -> Result<StepCommands, String> {
     let env = nccl_env(spec, inv, nodes, rails)?;
     let (argv, env) = match spec.launcher {
         crate::config::suite::Launcher::Mpirun => (mpirun_argv(spec, inv, nodes, &env), Vec::new()),
@@ -108,7 +138,13 @@ pub fn collective_step(test: &Test, spec: &NcclSpec, inv: &Inventory, nodes: &[N
         crate::config::suite::Launcher::Srun => (srun_argv(spec, inv, nodes), env),
     };
     Ok(StepCommands {
-        invocations: vec![Invocation { host: "localhost".into(), argv, env, role: Role::Launcher, timeout: test.timeout }],
+        invocations: vec![Invocation {
+            host: "localhost".into(),
+            argv,
+            env,
+            role: Role::Launcher,
+            timeout: test.timeout,
+        }],
     })
 }
 

@@ -26,14 +26,28 @@ pub fn gid_index(inv: &Inventory, nic: NicId) -> Result<u32, String> {
 }
 
 /// Words common to server and client.
-fn args(spec: &PerftestSpec, inv: &Inventory, nic: NicId, port: u16) -> Result<Vec<String>, String> {
+fn args(
+    spec: &PerftestSpec,
+    inv: &Inventory,
+    nic: NicId,
+    port: u16,
+) -> Result<Vec<String>, String> {
     let n = &inv.nics[nic];
     let mut a = Vec::new();
     if let Some(numa) = n.numa {
-        a.extend(["numactl".into(), format!("--cpunodebind={numa}"), format!("--membind={numa}")]);
+        a.extend([
+            "numactl".into(),
+            format!("--cpunodebind={numa}"),
+            format!("--membind={numa}"),
+        ]);
     }
     a.push(spec.tool.binary().into());
-    a.extend(["-d".into(), n.device.clone(), "-i".into(), n.port.to_string()]);
+    a.extend([
+        "-d".into(),
+        n.device.clone(),
+        "-i".into(),
+        n.port.to_string(),
+    ]);
     a.extend(["-x".into(), gid_index(inv, nic)?.to_string()]);
     a.extend(["-p".into(), port.to_string(), "-F".into()]);
     if spec.tool.is_bw() {
@@ -100,22 +114,57 @@ fn timeout(test: &Test) -> Duration {
 }
 
 /// One server/client pair: `server` listens, `client` connects.
-pub fn pair(test: &Test, spec: &PerftestSpec, inv: &Inventory, server: NicId, client: NicId, ports: &mut Ports) -> Result<Vec<Invocation>, String> {
+pub fn pair(
+    test: &Test,
+    spec: &PerftestSpec,
+    inv: &Inventory,
+    server: NicId,
+    client: NicId,
+    ports: &mut Ports,
+) -> Result<Vec<Invocation>, String> {
     let port = ports.next(inv.nics[server].node);
     let host = |nic: NicId| inv.nodes[inv.nics[nic].node].name.clone();
-    let s = Invocation { host: host(server), argv: args(spec, inv, server, port)?, env: Vec::new(), role: Role::Server, timeout: timeout(test) };
+    let s = Invocation {
+        host: host(server),
+        argv: args(spec, inv, server, port)?,
+        env: Vec::new(),
+        role: Role::Server,
+        timeout: timeout(test),
+    };
     let mut cargv = args(spec, inv, client, port)?;
     cargv.push(server_address(spec, inv, server));
-    let c = Invocation { host: host(client), argv: cargv, env: Vec::new(), role: Role::Client, timeout: timeout(test) };
+    let c = Invocation {
+        host: host(client),
+        argv: cargv,
+        env: Vec::new(),
+        role: Role::Client,
+        timeout: timeout(test),
+    };
     Ok(vec![s, c])
 }
 
-pub fn pair_step(test: &Test, spec: &PerftestSpec, inv: &Inventory, server: NicId, client: NicId, ports: &mut Ports) -> Result<StepCommands, String> {
-    Ok(StepCommands { invocations: pair(test, spec, inv, server, client, ports)? })
+pub fn pair_step(
+    test: &Test,
+    spec: &PerftestSpec,
+    inv: &Inventory,
+    server: NicId,
+    client: NicId,
+    ports: &mut Ports,
+) -> Result<StepCommands, String> {
+    Ok(StepCommands {
+        invocations: pair(test, spec, inv, server, client, ports)?,
+    })
 }
 
 /// k servers on the receiver (one port each), one client per sender.
-pub fn incast_step(test: &Test, spec: &PerftestSpec, inv: &Inventory, receiver: NicId, senders: &[NicId], ports: &mut Ports) -> Result<StepCommands, String> {
+pub fn incast_step(
+    test: &Test,
+    spec: &PerftestSpec,
+    inv: &Inventory,
+    receiver: NicId,
+    senders: &[NicId],
+    ports: &mut Ports,
+) -> Result<StepCommands, String> {
     let mut invocations = Vec::new();
     for &s in senders {
         invocations.extend(pair(test, spec, inv, receiver, s, ports)?);
@@ -134,8 +183,13 @@ mod tests {
 
     #[test]
     fn command_lines_are_what_an_operator_types() {
-        let shape = PodShape { nodes: 4, rails: 2, ..PodShape::default() };
-        let inv = parse_inventory("g", &to_yaml(&shape, &generate(&shape).unwrap()).unwrap()).unwrap();
+        let shape = PodShape {
+            nodes: 4,
+            rails: 2,
+            ..PodShape::default()
+        };
+        let inv =
+            parse_inventory("g", &to_yaml(&shape, &generate(&shape).unwrap()).unwrap()).unwrap();
         let suite = parse_suite(
             "s",
             "suite: {name: s}\ntests:\n  - name: bw\n    perftest: {tool: ib_write_bw, size: 1M, duration: 10s, qps: 8}\n    pattern: rail-pairs\n",
@@ -143,7 +197,9 @@ mod tests {
         )
         .unwrap();
         let t = &suite.tests[0];
-        let TestKind::Perftest(spec) = &t.kind else { panic!() };
+        let TestKind::Perftest(spec) = &t.kind else {
+            panic!()
+        };
         let mut ports = Ports::default();
         let step = pair_step(t, spec, &inv, 0, 2, &mut ports).unwrap();
         assert_eq!(
@@ -151,7 +207,9 @@ mod tests {
             "numactl --cpunodebind=0 --membind=0 ib_write_bw -d mlx5_0 -i 1 -x 3 -p 18515 -F --report_gbits -s 1048576 -D 10 -q 8"
         );
         assert_eq!(step.invocations[1].host, "gpu002");
-        assert!(step.invocations[1].command_line().ends_with("-q 8 gpu001.mgmt"));
+        assert!(step.invocations[1]
+            .command_line()
+            .ends_with("-q 8 gpu001.mgmt"));
         // A second server on the same host gets the next port.
         let again = pair_step(t, spec, &inv, 1, 3, &mut ports).unwrap();
         assert!(again.invocations[0].argv.contains(&"18516".to_string()));
