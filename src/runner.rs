@@ -290,7 +290,7 @@ impl Engine<'_> {
                 for rep in 0..test.repeat {
                     if *cancel.borrow() {
                         interrupted = true;
-                        break 'tests;
+                        break;
                     }
                     for s in sinks.iter_mut() {
                         s.round_started(&test.name, ri, tp.rounds.len(), rep, round.len());
@@ -387,21 +387,38 @@ impl Engine<'_> {
                     }
                     if cancelled {
                         interrupted = true;
-                        break 'tests;
+                        break;
                     }
                 }
-                for comp in &names[ri] {
-                    if last_round.get(comp) != Some(&ri) {
-                        continue;
-                    }
+                // Interrupted: what finished is still judged, and says so.
+                let due: Vec<String> = if interrupted {
+                    let mut all: Vec<String> = pending.keys().cloned().collect();
+                    all.sort();
+                    all
+                } else {
+                    names[ri]
+                        .iter()
+                        .filter(|c| last_round.get(*c) == Some(&ri))
+                        .cloned()
+                        .collect()
+                };
+                for comp in &due {
                     if let Some(p) = pending.remove(comp) {
-                        let v = verdict_for(test, comp, p);
+                        let mut v = verdict_for(test, comp, p);
+                        if interrupted {
+                            v.message.push_str(
+                                " (run interrupted: judged on the samples that finished)",
+                            );
+                        }
                         counts.add(v.verdict);
                         if crate::score::fails_gate(&self.suite.gate, v.verdict) {
                             gate_passed = false;
                         }
                         emit(Record::Verdict(v), sinks);
                     }
+                }
+                if interrupted {
+                    break 'tests;
                 }
             }
         }
