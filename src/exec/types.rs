@@ -40,10 +40,31 @@ impl Invocation {
     }
 }
 
+/// Quotes a word for a POSIX shell: words made only of safe characters stay
+/// bare (what an operator would type); anything else is single-quoted, with
+/// embedded single quotes closed, escaped and reopened.
 pub fn quote(w: &str) -> String {
-    shlex::try_quote(w)
-        .map(|c| c.into_owned())
-        .unwrap_or_else(|_| format!("'{}'", w.replace('\0', "")))
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c);
+    if !w.is_empty() && w.chars().all(safe) {
+        return w.to_string();
+    }
+    format!("'{}'", w.replace('\0', "").replace('\'', "'\\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn quotes_only_what_needs_it() {
+        assert_eq!(super::quote("--cpunodebind=0"), "--cpunodebind=0");
+        assert_eq!(
+            super::quote("NCCL_IB_HCA==mlx5_0:1,mlx5_1:1"),
+            "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1"
+        );
+        assert_eq!(super::quote("a b"), "'a b'");
+        assert_eq!(super::quote("it's"), "'it'\\''s'");
+        assert_eq!(super::quote(""), "''");
+        assert_eq!(super::quote("$(rm -rf /)"), "'$(rm -rf /)'");
+    }
 }
 
 /// The invocations of one step, started together.
