@@ -2,6 +2,11 @@
 
 use std::io::Write;
 
+/// Writes to stdout; a closed pipe (`| head`) ends output quietly instead of panicking.
+fn out(text: &str) {
+    let _ = std::io::stdout().write_all(text.as_bytes());
+}
+
 use crate::cli::{GenerateArgs, InputArgs, NarrowArgs, PlanArgs};
 use crate::config::generate::{generate, to_yaml, PodShape};
 use crate::config::inventory::Environment;
@@ -13,8 +18,8 @@ use crate::plan::{self, render, Narrowing, Plan};
 pub fn validate(args: &InputArgs) -> Result<i32, AppError> {
     let i = inputs::load(args.inventory.as_deref(), args.suite.as_deref())?;
     let inv = &i.inventory;
-    println!(
-        "ok: inventory {} ({} nodes, {} NICs, {} switches, {} links); suite {} ({} tests)",
+    out(&format!(
+        "ok: inventory {} ({} nodes, {} NICs, {} switches, {} links); suite {} ({} tests)\n",
         inv.source.path,
         inv.nodes.len(),
         inv.nics.len(),
@@ -22,7 +27,7 @@ pub fn validate(args: &InputArgs) -> Result<i32, AppError> {
         inv.links.len(),
         i.suite.source.path,
         i.suite.tests.len()
-    );
+    ));
     Ok(PASS)
 }
 
@@ -35,9 +40,16 @@ pub fn narrowing(n: &NarrowArgs) -> Narrowing {
 }
 
 /// Refuses a plan whose estimate does not fit `--deadline`.
+fn parse_deadline(deadline: Option<&str>) -> Result<Option<std::time::Duration>, AppError> {
+    deadline
+        .map(|d| parse_duration(d).map_err(|e| AppError::Input(format!("--deadline: {e}"))))
+        .transpose()
+}
+
 pub fn check_deadline(plan: &Plan, deadline: Option<&str>) -> Result<(), AppError> {
-    let Some(d) = deadline else { return Ok(()) };
-    let limit = parse_duration(d).map_err(|e| AppError::Input(format!("--deadline: {e}")))?;
+    let Some(limit) = parse_deadline(deadline)? else {
+        return Ok(());
+    };
     if plan.estimate > limit {
         return Err(AppError::Input(format!(
             "the plan needs an estimated {} but --deadline is {}: {} over; narrow it with --only, --nodes or --exclude, or use fewer rounds",
@@ -50,6 +62,7 @@ pub fn check_deadline(plan: &Plan, deadline: Option<&str>) -> Result<(), AppErro
 }
 
 pub fn plan(args: &PlanArgs) -> Result<i32, AppError> {
+    parse_deadline(args.narrow.deadline.as_deref())?;
     let i = inputs::load(args.input.inventory.as_deref(), args.input.suite.as_deref())?;
     let p = plan::build(
         &i.suite,
@@ -57,14 +70,14 @@ pub fn plan(args: &PlanArgs) -> Result<i32, AppError> {
         &narrowing(&args.narrow),
         args.narrow.seed,
     )?;
-    let out = if args.json {
+    let text = if args.json {
         serde_json::to_string_pretty(&render::to_json(&p, &i.suite, &i.inventory))
             .unwrap_or_default()
             + "\n"
     } else {
         render::to_text(&p, &i.suite, &i.inventory)
     };
-    print!("{out}");
+    out(&text);
     check_deadline(&p, args.narrow.deadline.as_deref())?;
     Ok(PASS)
 }
@@ -232,6 +245,7 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
     use crate::exec::Transport;
     use crate::report::events::{Record, RunFinished};
 
+    parse_deadline(a.narrow.deadline.as_deref())?;
     let i = inputs::load(a.input.inventory.as_deref(), a.input.suite.as_deref())?;
     let p = plan::build(&i.suite, &i.inventory, &narrowing(&a.narrow), a.narrow.seed)?;
     check_deadline(&p, a.narrow.deadline.as_deref())?;
@@ -345,7 +359,7 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
     let dir_s = dir.display().to_string();
     let list = crate::report::summary::terminal_list(&sinks.records, &dir_s);
     if !list.is_empty() {
-        println!("{list}");
+        out(&format!("{list}\n"));
     }
     if let Err(e) = write_outputs(&dir, &sinks.records) {
         eprintln!("rocegate: {e}");
@@ -356,15 +370,15 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
         return Ok(crate::exit::INCOMPLETE.max(code));
     }
     let c = outcome.counts;
-    println!(
-        "{}: {} pass, {} warn, {} fail, {} error, {} skipped -> exit {code}\nreports: {dir_s}/ (junit.xml, report.html, results.jsonl, summary.json)",
+    out(&format!(
+        "{}: {} pass, {} warn, {} fail, {} error, {} skipped -> exit {code}\nreports: {dir_s}/ (junit.xml, report.html, results.jsonl, summary.json)\n",
         if outcome.interrupted { "INCOMPLETE" } else if outcome.gate_passed { "GATE PASSED" } else { "GATE FAILED" },
         c.pass,
         c.warn,
         c.fail,
         c.error,
         c.skipped
-    );
+    ));
     Ok(code)
 }
 
@@ -396,6 +410,6 @@ pub fn parse(a: &crate::cli::ParseArgs) -> Result<i32, AppError> {
     };
     let json =
         run_parse(tool, &a.file, a.unit.as_deref()).map_err(|e| AppError::Input(e.to_string()))?;
-    println!("{json}");
+    out(&format!("{json}\n"));
     Ok(PASS)
 }

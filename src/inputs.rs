@@ -55,7 +55,17 @@ pub struct Inputs {
 pub fn load(inventory: Option<&str>, suite: Option<&str>) -> Result<Inputs, AppError> {
     let (ipath, itext) = read(inventory, DEFAULT_INVENTORY)?;
     let (spath, stext) = read(suite, DEFAULT_SUITE)?;
-    let inv = parse_inventory(&ipath, &itext)?;
+    let inv = match parse_inventory(&ipath, &itext) {
+        Ok(inv) => inv,
+        Err(mut d) => {
+            // The suite cannot be checked against a broken inventory, but its
+            // own YAML and schema can: report both files' problems at once.
+            if let Err(e) = serde_yaml::from_str::<crate::config::suite::SuiteFile>(&stext) {
+                d.0.push(crate::config::diag::from_yaml_error(&spath, &e));
+            }
+            return Err(d.into());
+        }
+    };
     let suite = parse_suite(&spath, &stext, &inv)?;
     Ok(Inputs {
         inventory: inv,

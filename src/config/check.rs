@@ -223,7 +223,7 @@ fn check_inventory(raw: InventoryFile, text: &str, sink: &mut Sink) -> Inventory
                     format!("device {} appears twice in this node group", nic.device),
                 );
             }
-            if nic.rail >= f.rails {
+            if f.rails > 0 && nic.rail >= f.rails {
                 sink.error(
                     format!("{p}.rail"),
                     format!(
@@ -318,7 +318,7 @@ fn check_inventory(raw: InventoryFile, text: &str, sink: &mut Sink) -> Inventory
         if let Some(rail) = group.rail {
             if group.role != SwitchRole::Leaf {
                 sink.error(format!("{base}.rail"), "only leaves serve a rail");
-            } else if rail >= f.rails {
+            } else if f.rails > 0 && rail >= f.rails {
                 sink.error(
                     format!("{base}.rail"),
                     format!(
@@ -392,6 +392,9 @@ fn check_inventory(raw: InventoryFile, text: &str, sink: &mut Sink) -> Inventory
 
 fn node_list(inv: &Inventory) -> String {
     let names: Vec<String> = inv.nodes.iter().map(|n| n.name.clone()).collect();
+    if names.is_empty() {
+        return "none valid; see the errors above".into();
+    }
     hostlist::compress(&names)
 }
 

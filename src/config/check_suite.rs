@@ -79,6 +79,11 @@ pub enum FaultAction {
     },
 }
 
+fn node_names(inv: &Inventory) -> String {
+    let names: Vec<String> = inv.nodes.iter().map(|n| n.name.clone()).collect();
+    hostlist::compress(&names)
+}
+
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
 pub fn load_suite(path: &str, inv: &Inventory) -> Result<Suite, Diagnostics> {
@@ -218,7 +223,10 @@ fn check_suite(raw: SuiteFile, text: &str, inv: &Inventory, sink: &mut Sink) -> 
                             Some(&id) => ids.push(id),
                             None => sink.error(
                                 format!("{base}.nodes"),
-                                format!("node \"{n}\" is not in the inventory"),
+                                format!(
+                                    "node \"{n}\" is not in the inventory (nodes are {})",
+                                    node_names(inv)
+                                ),
                             ),
                         }
                     }
