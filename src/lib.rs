@@ -14,6 +14,7 @@ pub mod exit;
 pub mod inputs;
 pub mod plan;
 pub mod report;
+pub mod rng;
 pub mod runner;
 pub mod score;
 pub mod workload;

@@ -84,7 +84,7 @@
 mod fabric;
 mod nccl;
 mod perftest;
-mod rng;
+use crate::rng;
 mod share;
 
 use std::collections::HashMap;

@@ -1,43 +1,7 @@
 //! Tool output goes into XML and HTML: strip ANSI escapes and the control
 //! characters XML 1.0 forbids, and escape for HTML.
 
-/// Removes ANSI escape sequences (CSI `ESC [ … letter`, OSC `ESC ] … BEL`).
-pub fn strip_ansi(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\u{1b}' {
-            out.push(c);
-            continue;
-        }
-        match chars.peek() {
-            Some('[') => {
-                chars.next();
-                for c in chars.by_ref() {
-                    if ('@'..='~').contains(&c) {
-                        break;
-                    }
-                }
-            }
-            Some(']') => {
-                chars.next();
-                while let Some(c) = chars.next() {
-                    if c == '\u{7}' {
-                        break;
-                    }
-                    if c == '\u{1b}' {
-                        chars.next();
-                        break;
-                    }
-                }
-            }
-            _ => {
-                chars.next();
-            }
-        }
-    }
-    out
-}
+pub use crate::workload::text::strip_ansi;
 
 /// Text that XML 1.0 accepts: tab, newline and carriage return are the only
 /// control characters allowed; also drops non-characters U+FFFE/U+FFFF.

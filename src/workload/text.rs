@@ -88,14 +88,30 @@ pub fn strip_ansi(s: &str) -> Cow<'_, str> {
             out.push(c);
             continue;
         }
-        if chars.peek() == Some(&'[') {
-            chars.next();
-            // Parameter and intermediate bytes, then one final byte in @..~.
-            for c2 in chars.by_ref() {
-                if ('@'..='~').contains(&c2) {
-                    break;
+        match chars.peek() {
+            Some('[') => {
+                chars.next();
+                // Parameter and intermediate bytes, then one final byte in @..~.
+                for c2 in chars.by_ref() {
+                    if ('@'..='~').contains(&c2) {
+                        break;
+                    }
                 }
             }
+            // OSC (`ESC ] … BEL` or `ESC ] … ESC \`), e.g. terminal titles.
+            Some(']') => {
+                chars.next();
+                while let Some(c2) = chars.next() {
+                    if c2 == '\u{7}' {
+                        break;
+                    }
+                    if c2 == '\u{1b}' {
+                        chars.next();
+                        break;
+                    }
+                }
+            }
+            _ => {}
         }
     }
     Cow::Owned(out)

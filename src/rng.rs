@@ -1,7 +1,7 @@
-//! Seeded, dependency-free randomness for the emulator: splitmix64 as a
-//! generator and FNV-1a folded through splitmix64 as a keyed hash. Used for
-//! ECMP placement, queue-pair numbers and measurement jitter, so the same seed
-//! always gives the same fabric. Not for anything that needs cryptographic or
+//! Seeded, dependency-free randomness: splitmix64 as a generator and FNV-1a
+//! folded through splitmix64 as a keyed hash. The planner's random patterns
+//! and the emulator's ECMP placement, queue-pair numbers and jitter use it, so
+//! the same seed always gives the same plan and the same fabric. Not for anything that needs cryptographic or
 //! statistical quality beyond "well mixed".
 
 /// The splitmix64 finaliser (Steele, Lea, Flood 2014): a bijective mix of 64 bits.
@@ -48,6 +48,19 @@ impl Rng {
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, n); `n` must be above 0.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// Fisher–Yates.
+    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = self.below(i + 1);
+            v.swap(i, j);
+        }
     }
 
     /// Uniform in [0, 1).
