@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 
 use super::diag::{from_yaml_error, Diagnostics, Sink};
 use super::hostlist;
-use super::inventory::{Credentials, Defect, GidIndex, InventoryFile, SwitchRole, TransportSpec};
+use super::inventory::{Credentials, Defect, InventoryFile, SwitchRole, TransportSpec};
 use super::model::*;
 
 /// Characters allowed in names that reach a remote shell (hosts, devices,
@@ -672,5 +672,4 @@ fn check_defects(inv: &Inventory, sink: &mut Sink) {
             sink.error(p, msg);
         }
     }
-    let _ = GidIndex::Discover;
 }

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use crate::config::check_suite::{Suite, Test, TestKind};
+use crate::config::check_suite::{Fault, Test, TestKind};
 use crate::config::model::Inventory;
 use crate::config::suite::PerftestSpec;
 
@@ -88,22 +88,21 @@ pub fn round_duration(test: &Test, inv: &Inventory, round: &Round) -> Duration {
         * test.repeat
 }
 
-pub fn test_duration(test: &Test, suite: &Suite, inv: &Inventory, rounds: &[Round]) -> Duration {
-    if let TestKind::Fault(f) = &test.kind {
-        let watch = test
-            .expect
-            .recovers_within
-            .map(|s| s.0)
-            .unwrap_or(DEFAULT_RECOVERY_WATCH);
-        let pace = f.pace.unwrap_or(Duration::ZERO);
-        let fault = f.at + f.duration * f.repeat + pace * f.repeat.saturating_sub(1) + watch;
-        // The fault runs during a fresh first round of its target test.
-        let target = &suite.tests[f.during];
-        let target_round = super::rounds_for(target, inv, &target.nodes, 0)
-            .first()
-            .map(|r| round_duration(target, inv, r))
-            .unwrap_or(Duration::ZERO);
-        return fault.max(target_round);
-    }
+/// A traffic test: its rounds one after another.
+pub fn test_duration(test: &Test, inv: &Inventory, rounds: &[Round]) -> Duration {
     rounds.iter().map(|r| round_duration(test, inv, r)).sum()
+}
+
+/// A fault test runs during a fresh first round of its target test (whose
+/// planned first round is `target_round`), and lasts at least until every
+/// injection is healed and the recovery watch is over.
+pub fn fault_duration(test: &Test, f: &Fault, target_round: Duration) -> Duration {
+    let watch = test
+        .expect
+        .recovers_within
+        .map(|s| s.0)
+        .unwrap_or(DEFAULT_RECOVERY_WATCH);
+    let pace = f.pace.unwrap_or(Duration::ZERO);
+    let fault = f.at + f.duration * f.repeat + pace * f.repeat.saturating_sub(1) + watch;
+    fault.max(target_round)
 }

@@ -191,12 +191,26 @@ pub fn build(
             .filter(|n| node_set.contains(n))
             .collect();
         let rounds = cap_rounds(rounds_for(test, inv, &nodes, seed), suite.max_concurrent);
-        let estimate = estimate::test_duration(test, suite, inv, &rounds);
+        let estimate = estimate::test_duration(test, inv, &rounds);
         tests.push(TestPlan {
             test: i,
             rounds,
             estimate,
         });
+    }
+    // Faults run during their target's first round, as planned above
+    // (narrowing always keeps a fault's target).
+    for k in 0..tests.len() {
+        let test = &suite.tests[tests[k].test];
+        if let TestKind::Fault(f) = &test.kind {
+            let target_round = tests
+                .iter()
+                .find(|tp| tp.test == f.during)
+                .and_then(|tp| tp.rounds.first().map(|r| (tp, r)))
+                .map(|(tp, r)| estimate::round_duration(&suite.tests[tp.test], inv, r))
+                .unwrap_or_default();
+            tests[k].estimate = estimate::fault_duration(test, f, target_round);
+        }
     }
     let estimate = tests.iter().map(|t| t.estimate).sum();
     let coverage = coverage::compute(inv, &tests, &node_set);

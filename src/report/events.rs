@@ -17,6 +17,22 @@ pub enum Record {
     RunFinished(RunFinished),
 }
 
+/// The run's `run_started` record, if the log has one.
+pub fn run_started(records: &[Record]) -> Option<&RunStarted> {
+    records.iter().find_map(|r| match r {
+        Record::RunStarted(s) => Some(s),
+        _ => None,
+    })
+}
+
+/// The run's `run_finished` record; absent when the run was killed.
+pub fn run_finished(records: &[Record]) -> Option<&RunFinished> {
+    records.iter().find_map(|r| match r {
+        Record::RunFinished(f) => Some(f),
+        _ => None,
+    })
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InputFile {
     pub path: String,

@@ -88,20 +88,8 @@ fn curve_svg(points: &[(f64, f64)]) -> String {
 }
 
 pub fn render(records: &[Record], run_dir: &Path) -> String {
-    let started = records.iter().find_map(|r| {
-        if let Record::RunStarted(s) = r {
-            Some(s)
-        } else {
-            None
-        }
-    });
-    let finished = records.iter().find_map(|r| {
-        if let Record::RunFinished(f) = r {
-            Some(f)
-        } else {
-            None
-        }
-    });
+    let started = super::events::run_started(records);
+    let finished = super::events::run_finished(records);
     let verdicts: Vec<&VerdictRecord> = records
         .iter()
         .filter_map(|r| {

@@ -24,10 +24,7 @@ const SYSTEM_OUT_CAP: usize = 32 * 1024;
 pub const DEFAULT_ROLLUP: usize = 2000;
 
 fn gate_of(records: &[Record]) -> Gate {
-    let names = records.iter().find_map(|r| match r {
-        Record::RunStarted(s) => Some(s.gate_fail_on.clone()),
-        _ => None,
-    });
+    let names = super::events::run_started(records).map(|s| s.gate_fail_on.clone());
     let fail_on = names
         .unwrap_or_else(|| vec!["fail".into(), "error".into()])
         .iter()
@@ -139,10 +136,7 @@ fn rollup(verdicts: &[&VerdictRecord]) -> Vec<VerdictRecord> {
 }
 
 pub fn render(records: &[Record], run_dir: &Path, rollup_limit: usize) -> Result<String, String> {
-    let started = records.iter().find_map(|r| match r {
-        Record::RunStarted(s) => Some(s),
-        _ => None,
-    });
+    let started = super::events::run_started(records);
     let suite = started.map(|s| s.suite.as_str()).unwrap_or("rocegate");
     let timestamp = started
         .and_then(|s| {

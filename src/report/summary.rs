@@ -10,20 +10,8 @@ use super::events::Record;
 
 /// Tool and firmware versions seen in the outputs, input hashes, command lines.
 pub fn summary_json(records: &[Record], run_dir: &str) -> serde_json::Value {
-    let started = records.iter().find_map(|r| {
-        if let Record::RunStarted(s) = r {
-            Some(s)
-        } else {
-            None
-        }
-    });
-    let finished = records.iter().find_map(|r| {
-        if let Record::RunFinished(f) = r {
-            Some(f)
-        } else {
-            None
-        }
-    });
+    let started = super::events::run_started(records);
+    let finished = super::events::run_finished(records);
     let mut versions: BTreeSet<String> = BTreeSet::new();
     let mut commands: Vec<serde_json::Value> = Vec::new();
     let mut seen_tests: BTreeSet<&str> = BTreeSet::new();

@@ -2,8 +2,6 @@
 //! cluster: server first, client with the server's address last, a distinct
 //! TCP port (`-p`) per server on a host, pinned to the NIC's NUMA node.
 
-use std::time::Duration;
-
 use crate::config::check_suite::Test;
 use crate::config::inventory::GidIndex;
 use crate::config::model::{Inventory, NicId};
@@ -109,10 +107,6 @@ impl Ports {
     }
 }
 
-fn timeout(test: &Test) -> Duration {
-    test.timeout
-}
-
 /// One server/client pair: `server` listens, `client` connects.
 pub fn pair(
     test: &Test,
@@ -129,7 +123,7 @@ pub fn pair(
         argv: args(spec, inv, server, port)?,
         env: Vec::new(),
         role: Role::Server,
-        timeout: timeout(test),
+        timeout: test.timeout,
     };
     let mut cargv = args(spec, inv, client, port)?;
     cargv.push(server_address(spec, inv, server));
@@ -138,7 +132,7 @@ pub fn pair(
         argv: cargv,
         env: Vec::new(),
         role: Role::Client,
-        timeout: timeout(test),
+        timeout: test.timeout,
     };
     Ok(vec![s, c])
 }
