@@ -4,9 +4,14 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
 #[command(name = "rocegate", version, about = "Decide whether a RoCEv2 GPU fabric is ready for production", long_about = None)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// With no command, rocegate runs: these are `run`'s options, with the
+    /// same defaults, so `rocegate` and `rocegate run` are one thing.
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -26,7 +31,7 @@ pub enum Command {
     Inventory(InventoryCommand),
 }
 
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone)]
 pub struct InputArgs {
     /// Inventory file [default: inventory/emulated.yaml, or the built-in copy]
     #[arg(long, short = 'i')]
@@ -36,7 +41,7 @@ pub struct InputArgs {
     pub suite: Option<String>,
 }
 
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone)]
 pub struct NarrowArgs {
     /// Run only these tests (repeatable; a fault brings its traffic test along)
     #[arg(long, num_args = 1..)]
@@ -55,7 +60,7 @@ pub struct NarrowArgs {
     pub seed: u64,
 }
 
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone)]
 pub struct PlanArgs {
     #[command(flatten)]
     pub input: InputArgs,
@@ -76,7 +81,7 @@ pub enum ProgressMode {
     None,
 }
 
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone)]
 pub struct RunArgs {
     #[command(flatten)]
     pub input: InputArgs,

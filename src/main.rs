@@ -3,11 +3,11 @@
 
 use clap::Parser;
 use rocegate::app;
-use rocegate::cli::{Cli, Command, InventoryCommand, RunArgs};
+use rocegate::cli::{Cli, Command, InventoryCommand};
 
 fn main() {
     let cli = Cli::parse();
-    let result = match cli.command.unwrap_or(Command::Run(RunArgs::default())) {
+    let result = match cli.command.unwrap_or(Command::Run(cli.run)) {
         Command::Run(a) => app::run(&a),
         Command::Validate(a) => app::validate(&a),
         Command::Plan(a) => app::plan(&a),

@@ -245,3 +245,30 @@ fn sigint_in_a_paced_run_keeps_finished_steps_and_exits_3() {
     // Every sample that finished is in results.jsonl; the run stopped early.
     assert!(samples < 1153, "the run was cut short");
 }
+
+#[test]
+fn a_bare_rocegate_is_rocegate_run_with_the_same_defaults() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (bare, run) = (tmp.path().join("bare"), tmp.path().join("run"));
+    let out = rocegate()
+        .args([
+            "--progress",
+            "none",
+            "--only",
+            "rail-lat",
+            "--out",
+            bare.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(run_to(&run, &["--only", "rail-lat"]).status.code(), Some(0));
+    let (a, b) = (virtual_records(&bare), virtual_records(&run));
+    assert_eq!(a[0]["seed"], 1);
+    assert_eq!(a, b);
+}
