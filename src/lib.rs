@@ -8,6 +8,7 @@
 pub mod app;
 pub mod cli;
 pub mod config;
+pub mod counters;
 pub mod emu;
 pub mod exec;
 pub mod exit;

@@ -33,6 +33,7 @@ fn inv(host: &str, cmd: &str, role: Role) -> Invocation {
         env: Vec::new(),
         role,
         timeout: Duration::from_secs(600),
+        at: Duration::ZERO,
     }
 }
 

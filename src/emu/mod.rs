@@ -81,11 +81,16 @@
 //! GPU-memory limits, NCCL's Tree/NVLS algorithms (every collective is a
 //! ring), alltoall's real traffic matrix (modelled as the ring).
 
+mod congestion;
 mod fabric;
+mod host_out;
 mod nccl;
 mod perftest;
-use crate::rng;
 mod share;
+pub mod state;
+mod switch_out;
+
+use crate::rng;
 
 use std::collections::HashMap;
 

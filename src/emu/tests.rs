@@ -21,6 +21,7 @@ fn inv(host: &str, line: &str, role: Role) -> Invocation {
         env: Vec::new(),
         role,
         timeout: Duration::from_secs(120),
+        at: Duration::ZERO,
     }
 }
 

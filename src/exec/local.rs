@@ -245,6 +245,7 @@ mod tests {
             env: vec![("ROCEGATE_T".into(), "x y".into())],
             role,
             timeout: Duration::from_millis(timeout_ms),
+            at: Duration::ZERO,
         }
     }
 

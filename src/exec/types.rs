@@ -29,6 +29,11 @@ pub struct Invocation {
     pub env: Vec<(String, String)>,
     pub role: Role,
     pub timeout: Duration,
+    /// When to start, measured from the start of the batch: a fault's
+    /// `ip link set … down` at `at: 5s`, a counter read every second. Zero
+    /// starts with the step.
+    #[serde(default, skip_serializing_if = "Duration::is_zero")]
+    pub at: Duration,
 }
 
 impl Invocation {

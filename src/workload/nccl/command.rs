@@ -144,6 +144,7 @@ pub fn collective_step(
             env,
             role: Role::Launcher,
             timeout: test.timeout,
+            at: std::time::Duration::ZERO,
         }],
     })
 }

@@ -124,6 +124,7 @@ pub fn pair(
         env: Vec::new(),
         role: Role::Server,
         timeout: test.timeout,
+        at: std::time::Duration::ZERO,
     };
     let mut cargv = args(spec, inv, client, port)?;
     cargv.push(server_address(spec, inv, server));
@@ -133,6 +134,7 @@ pub fn pair(
         env: Vec::new(),
         role: Role::Client,
         timeout: test.timeout,
+        at: std::time::Duration::ZERO,
     };
     Ok(vec![s, c])
 }

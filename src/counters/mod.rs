@@ -1,0 +1,123 @@
+//! Counters read from hosts and switches through the transport, parsed like
+//! any other tool output into one canonical vocabulary, with the vendor's own
+//! name kept beside it. This module knows command lines and text formats; it
+//! knows nothing about how the text was produced (a real NIC or the emulated
+//! fabric) and never imports `emu`.
+//!
+//! Counter sets differ by NIC, driver, kernel and NOS, so nothing here assumes
+//! a fixed key set: a counter a source does not print is "not available",
+//! which is different from zero.
+
+use serde::{Deserialize, Serialize};
+
+pub mod delta;
+pub mod host;
+pub mod switch_linux;
+
+/// The canonical counter names. Per-priority and per-queue counters carry the
+/// priority or queue in [`Reading`], not in the name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Canonical {
+    RxBytes,
+    TxBytes,
+    RxPackets,
+    TxPackets,
+    /// PFC pause frames received (per priority).
+    PfcPauseRx,
+    /// PFC pause frames sent (per priority).
+    PfcPauseTx,
+    /// Microseconds paused by received pause frames (per priority).
+    PfcPauseDurationRxUs,
+    PfcPauseDurationTxUs,
+    /// Packets ECN-marked (by a switch queue, or received marked by a NIC).
+    EcnMarked,
+    CnpSent,
+    CnpHandled,
+    /// Packets dropped (per queue when the source says which).
+    Drops,
+    /// Received packets discarded by the port for lack of buffer.
+    Discards,
+    CrcErrors,
+    SymbolErrors,
+    FecCorrected,
+    FecUncorrected,
+    LinkDown,
+    OutOfSequence,
+    PacketSeqErr,
+    LocalAckTimeout,
+    Retransmits,
+    /// Peak buffer occupancy in bytes (per queue); a gauge, not a counter.
+    BufferWatermark,
+}
+
+impl Canonical {
+    pub fn name(self) -> &'static str {
+        match self {
+            Canonical::RxBytes => "rx_bytes",
+            Canonical::TxBytes => "tx_bytes",
+            Canonical::RxPackets => "rx_packets",
+            Canonical::TxPackets => "tx_packets",
+            Canonical::PfcPauseRx => "pfc_pause_rx",
+            Canonical::PfcPauseTx => "pfc_pause_tx",
+            Canonical::PfcPauseDurationRxUs => "pfc_pause_duration_rx_us",
+            Canonical::PfcPauseDurationTxUs => "pfc_pause_duration_tx_us",
+            Canonical::EcnMarked => "ecn_marked",
+            Canonical::CnpSent => "cnp_sent",
+            Canonical::CnpHandled => "cnp_handled",
+            Canonical::Drops => "drops",
+            Canonical::Discards => "discards",
+            Canonical::CrcErrors => "crc_errors",
+            Canonical::SymbolErrors => "symbol_errors",
+            Canonical::FecCorrected => "fec_corrected",
+            Canonical::FecUncorrected => "fec_uncorrected",
+            Canonical::LinkDown => "link_down",
+            Canonical::OutOfSequence => "out_of_sequence",
+            Canonical::PacketSeqErr => "packet_seq_err",
+            Canonical::LocalAckTimeout => "local_ack_timeout",
+            Canonical::Retransmits => "retransmits",
+            Canonical::BufferWatermark => "buffer_watermark",
+        }
+    }
+
+    /// Gauges are not differenced.
+    pub fn is_gauge(self) -> bool {
+        matches!(self, Canonical::BufferWatermark)
+    }
+}
+
+/// One counter value as a source printed it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reading {
+    pub canonical: Canonical,
+    /// The name the tool printed (`rx_prio3_pause`, `np_cnp_sent`).
+    pub vendor: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<u8>,
+    pub value: u64,
+    /// Width of the hardware counter when it is narrower than 64 bits: such a
+    /// counter stops at `2^bits - 1` (IB PMA counters saturate, they do not wrap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bits: Option<u8>,
+}
+
+/// Every reading of one source on one device at one time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// Inventory name of the node or switch.
+    pub host: String,
+    /// Netdev, RDMA device or switch port.
+    pub device: String,
+    /// The command that produced it (`ethtool -S`, `sysfs`).
+    pub source: String,
+    /// Seconds since the run started (virtual on the emulated fabric).
+    pub t_s: f64,
+    pub readings: Vec<Reading>,
+}
+
+/// Why a tool's output could not be read as counters.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ParseError(pub String);
