@@ -3,9 +3,10 @@
 //! through it (leaf ECMP on the 5-tuple, spine choice of parallel downlinks).
 //!
 //! It holds no traffic and no time; `share` turns paths into rates and the
-//! emulator drives both. Defects that change capacity (`nic_speed`,
-//! `slow_node`, `uplink_down`) are applied here; the others only show up in
-//! counters and audits, which are not modelled here.
+//! emulator drives both. It also holds what faults change: the state of
+//! every link end and whether each switch's routing daemons run. Defects of
+//! the cabling are applied here (`nic_speed`, `slow_node`, `uplink_down`,
+//! `bad_cable`, `swapped_cables`); configuration defects live in `world`.
 
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
@@ -47,15 +48,36 @@ pub fn roce_sport(lqpn: u32, rqpn: u32) -> u16 {
 pub struct Fabric {
     pub mtu: u32,
     /// Payload capacity (Gb/s) of each directed link: id `2*link` runs from
-    /// the link's `a` end to its `b` end, `2*link + 1` the other way.
+    /// the link's `a` end to its `b` end, `2*link + 1` the other way. The
+    /// egress port of directed link `d` is port index `d`, its ingress port
+    /// `d ^ 1` (see [`Fabric::port`]).
     pub capacity: Vec<f64>,
+    /// Line rate (Gb/s) of each inventory link after `nic_speed`/`slow_node`.
+    pub line_gbps: Vec<f64>,
+    /// Post-FEC bit error rate of each inventory link (`bad_cable`).
+    pub ber: Vec<f64>,
+    /// Operational state of each inventory link: both ends administratively
+    /// up, neither switch rebooting, no `uplink_down` defect.
+    pub link_up: Vec<bool>,
+    /// Administrative state of each end of each link (`ip link set … up|down`).
+    pub admin_up: Vec<[bool; 2]>,
+    /// Links an `uplink_down` defect holds down whatever is done to them.
+    pub broken: Vec<bool>,
+    /// Routing daemons running on each switch.
+    pub routing: Vec<bool>,
+    /// NICs whose cable sits in another NIC's port (`swapped_cables`): the
+    /// leaf routes their addresses to the port the inventory says, where the
+    /// other NIC answers no ARP, so nothing reaches them and they reach nothing.
+    pub misplaced: Vec<bool>,
     /// Directed (up: NIC→leaf, down: leaf→NIC) host links per NIC.
     nic_links: Vec<Option<(usize, usize)>>,
     nic_leaf: Vec<Option<SwitchId>>,
-    /// Live directed links from one switch to another (parallel cables).
+    /// Directed links from one switch to another (parallel cables).
     between: HashMap<(SwitchId, SwitchId), Vec<usize>>,
-    /// Live directed uplinks of each leaf with the spine they reach.
+    /// Directed uplinks of each leaf with the spine they reach.
     leaf_up: HashMap<SwitchId, Vec<(usize, SwitchId)>>,
+    /// Port index of each switch port by (switch, port name).
+    ports: HashMap<(SwitchId, String), usize>,
     nic_ip: Vec<Ipv4Addr>,
     seed: u64,
 }
@@ -67,32 +89,41 @@ fn switch_of(end: &End) -> Option<SwitchId> {
     }
 }
 
+/// The NIC ends of a `swapped_cables` defect.
+fn swapped_nics(inv: &Inventory, a: &str, b: &str) -> Vec<NicId> {
+    [a, b]
+        .iter()
+        .filter_map(|t| match inv.resolve_end(t)? {
+            End::Nic(n) => Some(n),
+            port @ End::Port { .. } => {
+                let l = inv.link_at(&port)?;
+                match (&inv.links[l].a, &inv.links[l].b) {
+                    (End::Nic(n), _) | (_, End::Nic(n)) => Some(*n),
+                    _ => None,
+                }
+            }
+        })
+        .collect()
+}
+
 impl Fabric {
     pub fn new(inv: &Inventory, seed: u64) -> Self {
-        let eff = goodput_factor(inv.fabric.roce.mtu);
-        let mut line: Vec<f64> = Vec::with_capacity(inv.links.len() * 2);
-        for l in &inv.links {
-            let s = f64::from(l.speed_gbps);
-            line.push(s);
-            line.push(s);
-        }
+        let mut line: Vec<f64> = inv.links.iter().map(|l| f64::from(l.speed_gbps)).collect();
         // A NIC's host link runs at the slower of the cable and the NIC.
-        for (id, nic) in inv.nics.iter().enumerate() {
+        for nic in &inv.nics {
             if let Some(l) = nic.uplink {
-                let s = line[2 * l].min(f64::from(nic.speed_gbps));
-                line[2 * l] = s;
-                line[2 * l + 1] = s;
+                line[l] = line[l].min(f64::from(nic.speed_gbps));
             }
-            let _ = id;
         }
-        let mut down: Vec<bool> = vec![false; inv.links.len()];
+        let mut broken = vec![false; inv.links.len()];
+        let mut ber = vec![0.0; inv.links.len()];
+        let mut misplaced = vec![false; inv.nics.len()];
         for d in &inv.defects {
             match d {
                 Defect::NicSpeed { nic, gbps } => {
                     if let Some(End::Nic(n)) = inv.resolve_end(nic) {
                         if let Some(l) = inv.nics[n].uplink {
-                            line[2 * l] = line[2 * l].min(f64::from(*gbps));
-                            line[2 * l + 1] = line[2 * l + 1].min(f64::from(*gbps));
+                            line[l] = line[l].min(f64::from(*gbps));
                         }
                     }
                 }
@@ -100,23 +131,31 @@ impl Fabric {
                     if let Some(&n) = inv.node_by_name.get(node) {
                         for &nic in &inv.nodes[n].nics {
                             if let Some(l) = inv.nics[nic].uplink {
-                                line[2 * l] *= factor.clamp(0.0, 1.0);
-                                line[2 * l + 1] *= factor.clamp(0.0, 1.0);
+                                line[l] *= factor.clamp(0.0, 1.0);
                             }
                         }
                     }
                 }
                 Defect::UplinkDown { port } => {
                     if let Some(l) = inv.resolve_end(port).and_then(|e| inv.link_at(&e)) {
-                        down[l] = true;
-                        line[2 * l] = 0.0;
-                        line[2 * l + 1] = 0.0;
+                        broken[l] = true;
+                    }
+                }
+                Defect::BadCable { link, ber: b } => {
+                    if let Some(l) = inv.resolve_end(link).and_then(|e| inv.link_at(&e)) {
+                        ber[l] = b.clamp(0.0, 1.0);
+                    }
+                }
+                Defect::SwappedCables { a, b } => {
+                    for n in swapped_nics(inv, a, b) {
+                        misplaced[n] = true;
                     }
                 }
                 _ => {}
             }
         }
-        let capacity: Vec<f64> = line.iter().map(|s| s * eff).collect();
+        let eff = goodput_factor(inv.fabric.roce.mtu);
+        let capacity: Vec<f64> = line.iter().flat_map(|s| [s * eff, s * eff]).collect();
 
         let mut nic_links = vec![None; inv.nics.len()];
         let mut nic_leaf = vec![None; inv.nics.len()];
@@ -133,8 +172,14 @@ impl Fabric {
         }
         let mut between: HashMap<(SwitchId, SwitchId), Vec<usize>> = HashMap::new();
         let mut leaf_up: HashMap<SwitchId, Vec<(usize, SwitchId)>> = HashMap::new();
+        let mut ports = HashMap::new();
         for (l, link) in inv.links.iter().enumerate() {
-            if link.kind != LinkKind::Fabric || down[l] {
+            for (side, end) in [&link.a, &link.b].into_iter().enumerate() {
+                if let End::Port { switch, port } = end {
+                    ports.insert((*switch, port.clone()), 2 * l + side);
+                }
+            }
+            if link.kind != LinkKind::Fabric {
                 continue;
             }
             let (Some(a), Some(b)) = (switch_of(&link.a), switch_of(&link.b)) else {
@@ -147,18 +192,17 @@ impl Fabric {
             if sw.role != crate::config::inventory::SwitchRole::Leaf {
                 continue;
             }
-            let mut ups: Vec<(usize, SwitchId)> = Vec::new();
-            for (l, spine) in inv.uplinks(leaf) {
-                if down[l] {
-                    continue;
-                }
-                let dir = if switch_of(&inv.links[l].a) == Some(leaf) {
-                    2 * l
-                } else {
-                    2 * l + 1
-                };
-                ups.push((dir, spine));
-            }
+            let ups = inv
+                .uplinks(leaf)
+                .map(|(l, spine)| {
+                    let dir = if switch_of(&inv.links[l].a) == Some(leaf) {
+                        2 * l
+                    } else {
+                        2 * l + 1
+                    };
+                    (dir, spine)
+                })
+                .collect();
             leaf_up.insert(leaf, ups);
         }
         let nic_ip = inv
@@ -177,10 +221,18 @@ impl Fabric {
         Fabric {
             mtu: inv.fabric.roce.mtu,
             capacity,
+            line_gbps: line,
+            ber,
+            link_up: broken.iter().map(|b| !b).collect(),
+            admin_up: vec![[true; 2]; inv.links.len()],
+            broken,
+            routing: vec![true; inv.switches.len()],
+            misplaced,
             nic_links,
             nic_leaf,
             between,
             leaf_up,
+            ports,
             nic_ip,
             seed,
         }
@@ -199,34 +251,72 @@ impl Fabric {
         }
     }
 
+    /// Port index (`2*link + side`) of a switch port, by name.
+    pub fn port(&self, switch: SwitchId, name: &str) -> Option<usize> {
+        self.ports.get(&(switch, name.to_string())).copied()
+    }
+
+    fn live(&self, dir: usize) -> bool {
+        self.link_up[dir / 2]
+    }
+
+    /// Recomputes each link's operational state from the administrative
+    /// state of its ends, the defects and the switches that are rebooting.
+    pub fn refresh(&mut self, inv: &Inventory, rebooting: &[bool]) {
+        for (l, link) in inv.links.iter().enumerate() {
+            let sw_up = |e: &End| switch_of(e).is_none_or(|s| !rebooting[s]);
+            self.link_up[l] = !self.broken[l]
+                && self.admin_up[l][0]
+                && self.admin_up[l][1]
+                && sw_up(&link.a)
+                && sw_up(&link.b);
+        }
+    }
+
     /// Directed links a flow from `src` to `dst` with UDP source port
-    /// `sport` crosses, or `None` when there is no route (an uncabled NIC,
-    /// every uplink towards the destination down). A NIC to itself is an
+    /// `sport` crosses, or `None` when there is no route (an uncabled or
+    /// misplaced NIC, a host link down, every uplink towards the destination
+    /// down, routing stopped on a leaf on the way). A NIC to itself is an
     /// empty path (loopback inside the NIC).
     ///
     /// The source leaf hashes (src IP, dst IP, sport, 4791) with its own
     /// identity and the seed onto one of its live uplinks whose spine reaches
     /// the destination leaf; that spine hashes the same tuple onto one of its
-    /// parallel downlinks to the destination leaf.
+    /// live parallel downlinks to the destination leaf. The hash is taken
+    /// modulo the live members, so a link going down rehashes flows, as on
+    /// switches without resilient hashing.
     pub fn path(&self, src: NicId, dst: NicId, sport: u16) -> Option<Vec<usize>> {
         if src == dst {
             return Some(Vec::new());
         }
+        if self.misplaced[src] || self.misplaced[dst] {
+            return None;
+        }
         let (up, _) = self.nic_links[src]?;
         let (_, down) = self.nic_links[dst]?;
+        if !self.live(up) || !self.live(down) {
+            return None;
+        }
         let ls = self.nic_leaf[src]?;
         let ld = self.nic_leaf[dst]?;
         if ls == ld {
             return Some(vec![up, down]);
         }
+        if !self.routing[ls] || !self.routing[ld] {
+            return None;
+        }
+        let live_downs = |spine: SwitchId| -> Vec<usize> {
+            self.between
+                .get(&(spine, ld))
+                .map(|v| v.iter().copied().filter(|&d| self.live(d)).collect())
+                .unwrap_or_default()
+        };
         let cands: Vec<&(usize, SwitchId)> = self
             .leaf_up
             .get(&ls)?
             .iter()
-            .filter(|(_, spine)| {
-                self.between
-                    .get(&(*spine, ld))
-                    .is_some_and(|v| !v.is_empty())
+            .filter(|(d, spine)| {
+                self.live(*d) && self.routing[*spine] && !live_downs(*spine).is_empty()
             })
             .collect();
         if cands.is_empty() {
@@ -240,7 +330,7 @@ impl Fabric {
             &[tuple[0], tuple[1], tuple[2], tuple[3], ls as u64],
         );
         let &(uplink, spine) = cands[(h % cands.len() as u64) as usize];
-        let downs = self.between.get(&(spine, ld))?;
+        let downs = live_downs(spine);
         let h2 = hash_words(
             self.seed ^ 0x5EED_5A1E,
             &[tuple[0], tuple[1], tuple[2], tuple[3], spine as u64],

@@ -81,14 +81,17 @@
 //! GPU-memory limits, NCCL's Tree/NVLS algorithms (every collective is a
 //! ring), alltoall's real traffic matrix (modelled as the ring).
 
+mod batch;
 mod congestion;
 mod fabric;
 mod host_out;
 mod nccl;
 mod perftest;
+mod probe;
 mod share;
 pub mod state;
 mod switch_out;
+mod world;
 
 use crate::rng;
 
@@ -97,13 +100,16 @@ use std::collections::HashMap;
 use crate::config::model::{Inventory, NicId, NodeId};
 use crate::exec::types::{ExecFailure, Invocation, InvocationOutput, StepCommands};
 
+use batch::{Event, Flow, Segment};
 use fabric::{roce_sport, Fabric};
 use perftest::{Params, Refusal, Side, Test, Verb};
 use rng::{hash_words, Rng};
-use share::Demand;
+use world::{Change, World};
 
 /// Seconds perftest spends connecting before the first message.
 const PERFTEST_SETUP_S: f64 = 2.0;
+/// A client starts this long after its server (the transports' head start).
+const CLIENT_DELAY_S: f64 = 0.05;
 
 /// The emulated pod: topology, a virtual clock, and a seed that fixes every
 /// hash and every jitter.
@@ -111,10 +117,13 @@ const PERFTEST_SETUP_S: f64 = 2.0;
 pub struct Emulator {
     inv: Inventory,
     fabric: Fabric,
+    world: World,
     seed: u64,
     now: f64,
     batches: u64,
     next_qpn: Vec<u32>,
+    /// Congested-queue traces by their inputs.
+    traces: HashMap<Vec<i64>, std::sync::Arc<congestion::QueueTrace>>,
 }
 
 /// What one invocation turned out to be.
@@ -131,6 +140,8 @@ enum Parsed {
         nic: NicId,
     },
     Nccl(Box<nccl::Job>),
+    Probe(probe::Probe),
+    Fault(batch::FaultCmd),
 }
 
 fn done(r: Refusal) -> Parsed {
@@ -142,7 +153,7 @@ fn done(r: Refusal) -> Parsed {
     }
 }
 
-/// Strips `numactl …`, `timeout …` and `env VAR=…` in front of a command.
+/// Strips `sudo …`, `numactl …`, `timeout …` and `env VAR=…` in front of a command.
 fn strip_wrappers(argv: &[String]) -> &[String] {
     let mut a = argv;
     loop {
@@ -170,6 +181,16 @@ fn strip_wrappers(argv: &[String]) -> &[String] {
                     i += 1;
                 }
                 a = &a[(i + 1).min(a.len())..];
+            }
+            "sudo" => {
+                let mut i = 1;
+                while i < a.len() && a[i].starts_with('-') {
+                    if ["-u", "-g", "-C", "-D"].contains(&a[i].as_str()) {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                a = &a[i.min(a.len())..];
             }
             "env" => {
                 let mut i = 1;
@@ -199,6 +220,8 @@ struct Pair {
     /// Flow indices, forward then (with `-b`) reverse.
     fwd: Vec<usize>,
     rev: Vec<usize>,
+    /// A latency test's path-only flow.
+    lat: Option<usize>,
     server_qpns: Vec<u32>,
     client_qpns: Vec<u32>,
 }
@@ -218,9 +241,12 @@ impl Emulator {
         let next_qpn = (0..inv.nics.len())
             .map(|n| 0x100 + (hash_words(seed, &[n as u64, 0x9F]) % 0x4000) as u32)
             .collect();
+        let world = World::new(inv, &fabric);
         Emulator {
             inv: inv.clone(),
             fabric,
+            world,
+            traces: HashMap::new(),
             seed,
             now: 0.0,
             batches: 0,
@@ -266,6 +292,14 @@ impl Emulator {
             };
         };
         let base = cmd.rsplit('/').next().unwrap_or(cmd);
+        if let Some(&sw) = self.inv.switch_by_name.get(&inv.host) {
+            return probe::parse_switch(&self.fabric, sw, argv).unwrap_or_else(|| not_found(cmd));
+        }
+        if let Some(&node) = self.inv.node_by_name.get(&inv.host) {
+            if let Some(p) = probe::parse_node(&self.inv, node, argv) {
+                return p;
+            }
+        }
         if perftest::tool_kind(base).is_some() {
             let p = match perftest::parse(argv) {
                 Ok(p) => p,
@@ -344,12 +378,43 @@ impl Emulator {
         }
     }
 
-    /// Runs one batch: every step starts at the current virtual time and all
-    /// their flows share the fabric. Returns one output per invocation, in
-    /// the batch's shape, and advances the clock to the end of the longest step.
+    /// Applies the changes that fell due between batches.
+    fn settle(&mut self, t: f64) {
+        let mut due: Vec<(f64, Change)> = Vec::new();
+        self.world.pending.retain(|&(tc, c)| {
+            if tc <= t {
+                due.push((tc, c));
+                false
+            } else {
+                true
+            }
+        });
+        due.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for (tc, c) in due {
+            let mut later = Vec::new();
+            batch::apply(
+                &self.inv,
+                &mut self.fabric,
+                &mut self.world,
+                &[],
+                &Event::Change(c),
+                tc,
+                true,
+                &mut later,
+            );
+            self.world.pending.extend(later);
+        }
+    }
+
+    /// Runs one batch: every step starts at the current virtual time (each
+    /// invocation after its own `at`), all flows share the fabric, timed
+    /// commands change it as they happen. Returns one output per invocation,
+    /// in the batch's shape, and advances the clock to the end of the last.
     pub fn run_batch(&mut self, batch: &[StepCommands]) -> Vec<Vec<InvocationOutput>> {
         self.batches += 1;
         let start = self.now;
+        self.settle(start);
+        let at = |si: usize, ii: usize| start + batch[si].invocations[ii].at.as_secs_f64();
         let parsed: Vec<Vec<Parsed>> = batch
             .iter()
             .map(|s| s.invocations.iter().map(|i| self.parse(i)).collect())
@@ -366,8 +431,7 @@ impl Emulator {
                 }
             }
         }
-        let mut flows: Vec<Demand> = Vec::new();
-        let mut flow_ends: Vec<(NicId, NicId)> = Vec::new();
+        let mut flows: Vec<Flow> = Vec::new();
         let mut pairs: Vec<Pair> = Vec::new();
         let mut paired: HashMap<(usize, usize), usize> = HashMap::new();
         for (si, step) in parsed.iter().enumerate() {
@@ -403,6 +467,7 @@ impl Emulator {
                     client: (si, ii),
                     fwd: Vec::new(),
                     rev: Vec::new(),
+                    lat: None,
                     server_qpns,
                     client_qpns,
                 };
@@ -415,19 +480,21 @@ impl Emulator {
                     };
                     let largest = p.sizes().last().copied().unwrap_or(65536);
                     let cap = p.msg_cap_gbps(largest);
+                    let from = at(si, ii) + CLIENT_DELAY_S + PERFTEST_SETUP_S;
                     for k in 0..qps as usize {
                         let sport = roce_sport(pair.client_qpns[k], pair.server_qpns[k]);
                         for (dir, (a, b)) in [(0, (src, dst)), (1, (dst, src))] {
                             if dir == 1 && !p.bidir {
                                 continue;
                             }
-                            let links = self.fabric.path(a, b, sport);
                             let idx = flows.len();
-                            flows.push(Demand {
-                                cap: if links.is_some() { cap } else { 0.0 },
-                                links: links.unwrap_or_else(|| vec![usize::MAX]),
+                            flows.push(Flow {
+                                src: a,
+                                dst: b,
+                                sport,
+                                cap,
+                                window: (from, f64::INFINITY),
                             });
-                            flow_ends.push((a, b));
                             if dir == 0 {
                                 pair.fwd.push(idx);
                             } else {
@@ -435,6 +502,18 @@ impl Emulator {
                             }
                         }
                     }
+                }
+                if p.test == Test::Lat {
+                    // A ping-pong loads nothing; a flow without a rate still
+                    // finds its path in every segment.
+                    pair.lat = Some(flows.len());
+                    flows.push(Flow {
+                        src: cnic,
+                        dst: snic,
+                        sport: roce_sport(pair.client_qpns[0], pair.server_qpns[0]),
+                        cap: 0.0,
+                        window: (f64::INFINITY, f64::INFINITY),
+                    });
                 }
                 paired.insert(sv, pairs.len());
                 paired.insert((si, ii), pairs.len());
@@ -490,30 +569,22 @@ impl Emulator {
                             let b = on_rail[(i + 1) % nodes.len()];
                             let mut edge = Vec::new();
                             let n_flows = nccl::CHANNELS_PER_NIC * qps;
-                            match (a, b) {
-                                (Some(a), Some(b)) => {
-                                    let qa = self.alloc_qpns(a, n_flows);
-                                    let qb = self.alloc_qpns(b, n_flows);
-                                    for k in 0..n_flows as usize {
-                                        let links =
-                                            self.fabric.path(a, b, roce_sport(qa[k], qb[k]));
-                                        edge.push(flows.len());
-                                        flows.push(Demand {
-                                            cap: if links.is_some() { f64::INFINITY } else { 0.0 },
-                                            links: links.unwrap_or_else(|| vec![usize::MAX]),
-                                        });
-                                        flow_ends.push((a, b));
-                                    }
-                                }
-                                _ => {
-                                    // A node without this HCA: the edge carries nothing.
-                                    edge.push(flows.len());
-                                    flows.push(Demand {
-                                        cap: 0.0,
-                                        links: vec![usize::MAX],
-                                    });
-                                    flow_ends.push((0, 0));
-                                }
+                            // A node without this HCA: the edge never gets a path.
+                            let (a, b, ok) = match (a, b) {
+                                (Some(a), Some(b)) => (a, b, true),
+                                _ => (0, 0, false),
+                            };
+                            let qa = self.alloc_qpns(a, n_flows);
+                            let qb = self.alloc_qpns(b, n_flows);
+                            for k in 0..n_flows as usize {
+                                edge.push(flows.len());
+                                flows.push(Flow {
+                                    src: a,
+                                    dst: b,
+                                    sport: roce_sport(qa[k], qb[k]),
+                                    cap: if ok { f64::INFINITY } else { 0.0 },
+                                    window: (at(si, ii), f64::INFINITY),
+                                });
                             }
                             rail_edges.push(edge);
                         }
@@ -524,33 +595,44 @@ impl Emulator {
             }
         }
 
-        // Unroutable flows carry a placeholder link; give them a dead one.
-        let dead = self.fabric.capacity.len();
-        let mut capacity = self.fabric.capacity.clone();
-        capacity.push(0.0);
-        for f in &mut flows {
-            for l in &mut f.links {
-                if *l == usize::MAX {
-                    *l = dead;
+        // Timed commands and changes, and reads.
+        let mut events: Vec<(f64, Event)> = Vec::new();
+        let mut probes: Vec<(f64, usize, usize)> = Vec::new();
+        for (si, step) in parsed.iter().enumerate() {
+            for (ii, pp) in step.iter().enumerate() {
+                let unreachable = self.unreachable(&batch[si].invocations[ii].host);
+                match pp {
+                    Parsed::Fault(_) if !unreachable => {
+                        events.push((at(si, ii), Event::Cmd(si, ii)))
+                    }
+                    Parsed::Fault(_) | Parsed::Probe(_) => probes.push((at(si, ii), si, ii)),
+                    _ => {}
                 }
             }
         }
-        let rates = share::max_min(&capacity, &flows);
-        let _ = flow_ends;
+        events.extend(
+            self.world
+                .pending
+                .drain(..)
+                .map(|(t, c)| (t, Event::Change(c))),
+        );
+        events.sort_by(|a, b| a.0.total_cmp(&b.0));
+        probes.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        let (segs, ordered) = self.segments(&parsed, &flows, &events);
 
         // Render.
         let mut out: Vec<Vec<InvocationOutput>> = batch
             .iter()
-            .map(|s| {
-                s.invocations
-                    .iter()
-                    .map(|_| InvocationOutput {
+            .enumerate()
+            .map(|(si, s)| {
+                (0..s.invocations.len())
+                    .map(|ii| InvocationOutput {
                         stdout: String::new(),
                         stderr: String::new(),
                         exit: Some(0),
                         failure: None,
-                        started_s: start,
-                        ended_s: start,
+                        started_s: at(si, ii),
+                        ended_s: at(si, ii),
                     })
                     .collect()
             })
@@ -562,6 +644,7 @@ impl Emulator {
         for (si, step) in parsed.iter().enumerate() {
             for (ii, pp) in step.iter().enumerate() {
                 let o = &mut out[si][ii];
+                let t0 = at(si, ii);
                 match pp {
                     Parsed::Done {
                         stdout,
@@ -572,7 +655,18 @@ impl Emulator {
                         o.stdout = stdout.clone();
                         o.stderr = stderr.clone();
                         o.exit = Some(*exit);
-                        o.ended_s = start + secs;
+                        o.ended_s = t0 + secs;
+                    }
+                    Parsed::Fault(_) | Parsed::Probe(_) => {
+                        o.ended_s = t0 + 0.02;
+                        if self.unreachable(&batch[si].invocations[ii].host) {
+                            let host = &batch[si].invocations[ii].host;
+                            o.exit = Some(255);
+                            o.stderr =
+                                format!("ssh: connect to host {host} port 22: No route to host\n");
+                            o.failure =
+                                Some(ExecFailure::Unreachable(o.stderr.trim().to_string()));
+                        }
                     }
                     Parsed::Perf { p, .. } if !paired.contains_key(&(si, ii)) => {
                         if p.server.is_none() {
@@ -584,7 +678,7 @@ impl Emulator {
                                 "{} on {} timed out after {t:.0}s waiting for a client",
                                 p.tool, batch[si].invocations[ii].host
                             )));
-                            o.ended_s = start + t;
+                            o.ended_s = t0 + t;
                         } else {
                             let addr = p.server.clone().unwrap_or_default();
                             o.stderr = format!(
@@ -592,7 +686,7 @@ impl Emulator {
                                 p.port
                             );
                             o.exit = Some(1);
-                            o.ended_s = start + 0.05;
+                            o.ended_s = t0 + 0.05;
                         }
                     }
                     _ => {}
@@ -600,82 +694,152 @@ impl Emulator {
             }
         }
         for pair in &pairs {
-            self.render_pair(pair, &parsed, &rates, &mut out, start, &jitter);
+            self.render_pair(pair, &parsed, &segs, &mut flows, &mut out, &at, &jitter);
         }
         for ring in &rings {
-            let Parsed::Nccl(job) = &parsed[ring.at.0][ring.at.1] else {
-                continue;
-            };
-            let nodes = job.hosts.len();
-            let busbw = if ring.socket {
-                nccl::SOCKET_BUSBW
-            } else if nodes <= 1 {
-                nccl::NVLINK_BUSBW
-            } else {
-                let edge_min = ring
-                    .edges
-                    .iter()
-                    .flat_map(|rail| rail.iter())
-                    .map(|edge| edge.iter().map(|&f| rates[f]).sum::<f64>())
-                    .fold(f64::INFINITY, f64::min);
-                let edge_min = if edge_min.is_finite() { edge_min } else { 0.0 };
-                (ring.edges.len() as f64 * edge_min / 8.0 * nccl::RING_EFFICIENCY)
-                    .min(nccl::NVLINK_BUSBW)
-            };
-            let node0 = self.inv.node_by_name[&job.hosts[0].0];
-            let oob_ip = {
-                let a = &self.inv.nodes[node0].address;
-                if a.parse::<std::net::Ipv4Addr>().is_ok() {
-                    a.clone()
-                } else {
-                    let n1 = node0 as u32 + 1;
-                    format!("10.255.{}.{}", n1 >> 8, n1 & 0xFF)
-                }
-            };
-            let o = &mut out[ring.at.0][ring.at.1];
-            if busbw <= 0.0 {
-                o.stdout = String::new();
-                o.stderr = format!(
-                    "{}: Test NCCL failure common.cu:1005 'remote process exited or there was a network error'\n",
-                    job.hosts[0].0
-                );
-                o.exit = Some(1);
-                o.ended_s = start + 60.0;
-                continue;
-            }
-            let outcome = nccl::Outcome {
-                net: if ring.socket {
-                    nccl::Net::Socket
-                } else {
-                    nccl::Net::Ib(ring.hcas.clone())
-                },
-                busbw,
-                lanes: if ring.edges.is_empty() {
-                    (job.hosts[0].1 * job.ngpus).max(1)
-                } else {
-                    ring.edges.len() as u32
-                },
-                oob_ip,
-                seed: hash_words(seed, &[batch_no, ring.at.0 as u64, ring.at.1 as u64, 7]),
-            };
-            let (text, secs) = nccl::render(job, &outcome);
-            o.stdout = if job.tag_output {
-                nccl::prefix_lines(&text, "[1,0]<stdout>:")
-            } else if job.label {
-                nccl::prefix_lines(&text, "0: ")
-            } else {
-                text
-            };
-            o.exit = Some(0);
-            o.ended_s = start + secs;
+            self.render_ring(ring, &parsed, &segs, &mut flows, &mut out, at(ring.at.0, ring.at.1));
         }
         let end = out
             .iter()
             .flat_map(|s| s.iter())
             .map(|o| o.ended_s)
             .fold(start, f64::max);
+        self.replay(batch, &parsed, &segs, &flows, ordered, &probes, end, &mut out);
         self.now = end;
         out
+    }
+
+    /// Renders a collective from its ring flows' rates over the segments.
+    #[allow(clippy::too_many_arguments)]
+    fn render_ring(
+        &self,
+        ring: &Ring,
+        parsed: &[Vec<Parsed>],
+        segs: &[Segment],
+        flows: &mut [Flow],
+        out: &mut [Vec<InvocationOutput>],
+        t0: f64,
+    ) {
+        let Parsed::Nccl(job) = &parsed[ring.at.0][ring.at.1] else {
+            return;
+        };
+        let nodes = job.hosts.len();
+        let rails = ring.edges.len() as f64;
+        let busbw_in = |s: &Segment| -> f64 {
+            let edge_min = ring
+                .edges
+                .iter()
+                .flat_map(|rail| rail.iter())
+                .map(|edge| edge.iter().map(|&f| s.goodput(f)).sum::<f64>())
+                .fold(f64::INFINITY, f64::min);
+            let edge_min = if edge_min.is_finite() { edge_min } else { 0.0 };
+            (rails * edge_min / 8.0 * nccl::RING_EFFICIENCY).min(nccl::NVLINK_BUSBW)
+        };
+        let all: Vec<usize> = ring.edges.iter().flatten().flatten().copied().collect();
+        let node0 = self.inv.node_by_name[&job.hosts[0].0];
+        let oob_ip = {
+            let a = &self.inv.nodes[node0].address;
+            if a.parse::<std::net::Ipv4Addr>().is_ok() {
+                a.clone()
+            } else {
+                let n1 = node0 as u32 + 1;
+                format!("10.255.{}.{}", n1 >> 8, n1 & 0xFF)
+            }
+        };
+        let outcome = |busbw: f64| nccl::Outcome {
+            net: if ring.socket {
+                nccl::Net::Socket
+            } else {
+                nccl::Net::Ib(ring.hcas.clone())
+            },
+            busbw,
+            lanes: if ring.edges.is_empty() {
+                (job.hosts[0].1 * job.ngpus).max(1)
+            } else {
+                ring.edges.len() as u32
+            },
+            oob_ip: oob_ip.clone(),
+            seed: hash_words(
+                self.seed,
+                &[self.batches, ring.at.0 as u64, ring.at.1 as u64, 7],
+            ),
+        };
+        let fixed = if ring.socket {
+            Some(nccl::SOCKET_BUSBW)
+        } else if nodes <= 1 {
+            Some(nccl::NVLINK_BUSBW)
+        } else {
+            None
+        };
+        let budget = batch::retry_budget_s(
+            job.env
+                .get("NCCL_IB_TIMEOUT")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(20),
+            job.env
+                .get("NCCL_IB_RETRY_CNT")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(7),
+        );
+        // The job's length depends on its bandwidth and its bandwidth on what
+        // happens while it runs: settle the two by a few rounds.
+        let first = segs.iter().find(|s| s.t1 > t0).map_or(0.0, &busbw_in);
+        let mut busbw = fixed.unwrap_or(first);
+        let mut rendered = nccl::render(job, &outcome(busbw.max(1e-3)));
+        if fixed.is_none() {
+            for _ in 0..3 {
+                let t1 = t0 + rendered.1;
+                let avg = batch::integrate(segs, t0, t1, &busbw_in) / (t1 - t0).max(1e-9);
+                if (avg - busbw).abs() <= busbw * 1e-6 {
+                    break;
+                }
+                busbw = avg;
+                rendered = nccl::render(job, &outcome(busbw.max(1e-3)));
+            }
+        }
+        let stall = if fixed.is_none() {
+            batch::stall_failure(segs, &all, t0, t0 + rendered.1, budget)
+        } else {
+            None
+        };
+        let o = &mut out[ring.at.0][ring.at.1];
+        if stall.is_some() || busbw <= 0.0 {
+            let t_fail = stall.unwrap_or(t0 + budget);
+            for &f in &all {
+                flows[f].window.1 = t_fail;
+            }
+            let peer = ring
+                .edges
+                .iter()
+                .flatten()
+                .flatten()
+                .find(|&&f| segs.iter().any(|s| s.paths[f].is_none()))
+                .map(|&f| self.fabric.nic_ip(flows[f].dst).to_string())
+                .unwrap_or_else(|| oob_ip.clone());
+            let host = &job.hosts[0].0;
+            o.stdout = String::new();
+            o.stderr = format!(
+                "{host}:4242:4301 [0] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion from peer {peer}<43125> with error 12, opcode 0, len 0, vendor err 129 (Recv)\n\
+                 {host}:4242:4301 [0] NCCL INFO transport/net.cc:1134 -> 6\n\
+                 {host}: Test NCCL failure common.cu:1005 'remote process exited or there was a network error'\n"
+            );
+            o.exit = Some(1);
+            o.ended_s = t_fail;
+            return;
+        }
+        for &f in &all {
+            flows[f].window.1 = t0 + rendered.1;
+        }
+        let (text, secs) = rendered;
+        o.stdout = if job.tag_output {
+            nccl::prefix_lines(&text, "[1,0]<stdout>:")
+        } else if job.label {
+            nccl::prefix_lines(&text, "0: ")
+        } else {
+            text
+        };
+        o.exit = Some(0);
+        o.ended_s = t0 + secs;
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -683,11 +847,15 @@ impl Emulator {
         &self,
         pair: &Pair,
         parsed: &[Vec<Parsed>],
-        rates: &[f64],
+        segs: &[Segment],
+        flows: &mut [Flow],
         out: &mut [Vec<InvocationOutput>],
-        start: f64,
+        at: &dyn Fn(usize, usize) -> f64,
         jitter: &dyn Fn(usize, usize) -> Rng,
     ) {
+        let start = at(pair.server.0, pair.server.1);
+        let client_start = at(pair.client.0, pair.client.1) + CLIENT_DELAY_S;
+        let measure_from = client_start + PERFTEST_SETUP_S;
         let (cs, ci) = pair.client;
         let (ss, sidx) = pair.server;
         let Parsed::Perf { p, nic: cnic, .. } = &parsed[cs][ci] else {
@@ -728,13 +896,52 @@ impl Emulator {
         let mut client = perftest::header(p, Side::Client, &cctx);
         let mut server = perftest::header(p, Side::Server, &sctx);
         let mut secs = PERFTEST_SETUP_S;
-        let mut failed = false;
+        let mut fail_at: Option<f64> = None;
         match p.test {
             Test::Bw => {
-                let fwd: Vec<f64> = pair.fwd.iter().map(|&f| rates[f]).collect();
-                let rev: Vec<f64> = pair.rev.iter().map(|&f| rates[f]).collect();
-                if fwd.iter().chain(&rev).any(|&r| r <= 0.0) {
-                    failed = true;
+                // Each QP moves min(its goodput, the message-rate cap of the
+                // size); the largest size's window decides the average.
+                let largest = p.sizes().last().copied().unwrap_or(65536);
+                let cap = p.msg_cap_gbps(largest);
+                let all: Vec<usize> = pair.fwd.iter().chain(&pair.rev).copied().collect();
+                let fwd_rate = |s: &Segment| -> f64 {
+                    pair.fwd.iter().map(|&f| s.goodput(f).min(cap)).sum()
+                };
+                let window_end = match p.duration {
+                    Some(d) => Some(measure_from + d as f64),
+                    None => {
+                        let gbits = p.iterations() as f64 * f64::from(p.qps) * largest as f64 * 8.0
+                            / 1e9;
+                        batch::finish_time(segs, measure_from, gbits, &fwd_rate)
+                    }
+                };
+                let budget = batch::retry_budget_s(p.qp_timeout, 7);
+                fail_at = batch::stall_failure(
+                    segs,
+                    &all,
+                    measure_from,
+                    window_end.unwrap_or(f64::INFINITY),
+                    budget,
+                );
+                let w_end = window_end.unwrap_or(f64::INFINITY);
+                let span = (w_end - measure_from).max(1e-9);
+                let avg = |f: usize| -> f64 {
+                    if w_end.is_finite() {
+                        batch::integrate(segs, measure_from, w_end, &|s: &Segment| {
+                            s.goodput(f).min(cap)
+                        }) / span
+                    } else {
+                        0.0
+                    }
+                };
+                let fwd: Vec<f64> = pair.fwd.iter().map(|&f| avg(f)).collect();
+                let rev: Vec<f64> = pair.rev.iter().map(|&f| avg(f)).collect();
+                if fail_at.is_none() && fwd.iter().chain(&rev).any(|&r| r <= 0.0) {
+                    fail_at = Some(measure_from + budget);
+                }
+                let until = fail_at.unwrap_or(w_end);
+                for &f in &all {
+                    flows[f].window.1 = until;
                 }
                 let head = perftest::bw_table_header(p);
                 client.push_str(&head);
@@ -767,7 +974,7 @@ impl Emulator {
                         msg_rate,
                     });
                 }
-                if !failed {
+                if fail_at.is_none() {
                     for r in &rows {
                         client.push_str(&perftest::bw_row(p, r));
                     }
@@ -784,20 +991,25 @@ impl Emulator {
                 }
             }
             Test::Lat => {
-                let path = self.fabric.path(
-                    *cnic,
-                    *snic,
-                    roce_sport(pair.client_qpns[0], pair.server_qpns[0]),
-                );
+                // A ping-pong loads nothing: it sees the path and the
+                // queues of the segment it starts in.
+                let seg = segs.iter().find(|s| s.t1 > measure_from);
+                let path = seg.and_then(|s| pair.lat.and_then(|f| s.paths[f].clone()));
+                let queueing: f64 = match (&path, seg) {
+                    (Some(links), Some(s)) => {
+                        links.iter().filter_map(|d| s.delay_us.get(d)).sum()
+                    }
+                    _ => 0.0,
+                };
                 match path {
-                    None => failed = true,
+                    None => fail_at = Some(measure_from + batch::retry_budget_s(p.qp_timeout, 7)),
                     Some(links) => {
                         let switches = links.len().saturating_sub(1);
                         let one_way = if links.is_empty() {
                             0.6
                         } else {
                             1.0 + 0.6 * (switches.saturating_sub(1)) as f64
-                        };
+                        } + queueing;
                         let rate = links
                             .iter()
                             .map(|&l| self.fabric.capacity[l])
@@ -808,7 +1020,7 @@ impl Emulator {
                             self.fabric.nic_goodput(*cnic)
                         };
                         if rate <= 0.0 {
-                            failed = true;
+                            fail_at = Some(measure_from + batch::retry_budget_s(p.qp_timeout, 7));
                         } else {
                             let head = if p.duration.is_some() {
                                 perftest::LAT_DUR_HEADER
@@ -852,15 +1064,15 @@ impl Emulator {
                 }
             }
         }
-        let client_start = start + 0.05;
-        let (c_err, s_err, exit, end) = if failed {
-            // No route (or a dead link) under the QPs: retries exhaust after
-            // perftest's default QP timeout (-u 14: ≈67 ms × 8 tries).
+        let (c_err, s_err, exit, end) = if let Some(t) = fail_at {
+            // No route (or a dead link) under the QPs for longer than their
+            // retry budget (-u 14: ≈67 ms × 8 tries): transport retry
+            // counter exceeded.
             (
                 " Completion with error at client\n Failed status 12: wr_id 0 syndrom 0x81\nscnt=128, ccnt=0\n Failed to complete run_iter_bw function successfully\n",
                 " Failed to exchange data between server and clients\n",
                 1,
-                client_start + PERFTEST_SETUP_S + 0.55,
+                t,
             )
         } else {
             ("", "", 0, client_start + secs)

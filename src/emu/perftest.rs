@@ -55,6 +55,8 @@ pub struct Params {
     pub gbits: bool,
     pub rdma_cm: bool,
     pub cuda: Option<u32>,
+    /// `-u`: the QP's local ACK timeout exponent (4.096 µs × 2^u per try).
+    pub qp_timeout: u32,
     /// The positional argument: the server's address (client side only).
     pub server: Option<String>,
 }
@@ -201,6 +203,7 @@ pub fn parse(argv: &[String]) -> Result<Params, Refusal> {
         gbits: false,
         rdma_cm: false,
         cuda: None,
+        qp_timeout: 14,
         server: None,
     };
     let mut opts: Vec<(String, Option<String>)> = Vec::new();
@@ -294,6 +297,7 @@ pub fn parse(argv: &[String]) -> Result<Params, Refusal> {
                 p.duration = Some(d as u64);
             }
             "a" => p.all = true,
+            "u" => p.qp_timeout = parse_c_int(&v).clamp(0, 31) as u32,
             "R" => p.rdma_cm = true,
             "s" => {
                 let s = parse_size(&v);

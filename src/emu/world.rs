@@ -1,0 +1,351 @@
+//! The emulated pod's hardware state between commands: every NIC's and
+//! switch port's counters and configuration, which switches are rebooting,
+//! and the timed changes still to come (routing back after a restart, a
+//! reboot finishing). `fabric` holds the link states the faults change;
+//! this module turns traffic into counter increments and answers the
+//! read-only commands (`ethtool`, sysfs, `mlnx_qos`, `lldpctl`, `ip`, `dcb`,
+//! `tc`) from it.
+//!
+//! Configuration defects live here and nowhere else: `firmware` changes what
+//! `ethtool -i` prints, `extra_pfc` what `mlnx_qos` prints, `pfc_off` and
+//! `ecn_thresholds` what `dcb pfc` and `tc qdisc` print on that switch, and
+//! the last two also change how that switch's queues behave under congestion.
+
+use crate::config::inventory::Defect;
+use crate::config::model::{End, Inventory, NicId, SwitchId};
+
+use super::fabric::Fabric;
+use super::state::{NicConfig, NicCounters, PortConfig, PortCounters, PrioCounters};
+
+/// Ethernet MTU of host netdevs and switch ports (RoCE MTU 4096 needs ≥ 4200).
+pub const HOST_MTU: u32 = 9000;
+pub const SWITCH_MTU: u32 = 9216;
+/// ECN marking probability at the maximum threshold, percent (NVIDIA's
+/// Spectrum RoCE recommendations use a high value so that DCQCN reacts early;
+/// 20 % keeps marking proportional between the thresholds).
+pub const ECN_PMAX_PCT: u32 = 20;
+/// Firmware every NIC runs unless the inventory's versions name one.
+pub const DEFAULT_FIRMWARE: &str = "28.39.1002";
+pub const DEFAULT_DRIVER: &str = "24.10-1.1.4";
+
+/// A change that happens by itself at a virtual time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Change {
+    /// The routing daemons of a switch have re-established their sessions.
+    RoutingUp(SwitchId),
+    /// A rebooting switch is back, with its counters cleared.
+    BootDone(SwitchId),
+}
+
+/// Where a directed link ends: a NIC or a switch port (by port index).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndRef {
+    Nic(NicId),
+    Port(usize),
+}
+
+#[derive(Debug, Clone)]
+pub struct World {
+    pub nic: Vec<NicCounters>,
+    /// Indexed by port index `2*link + side`; entries of NIC ends stay unused.
+    pub port: Vec<PortCounters>,
+    pub nic_cfg: Vec<NicConfig>,
+    pub port_cfg: Vec<PortConfig>,
+    /// The switch of each port index (`None` for a NIC end).
+    pub port_switch: Vec<Option<SwitchId>>,
+    ends: Vec<EndRef>,
+    pub rebooting: Vec<bool>,
+    /// Timed changes still to come, in no particular order.
+    pub pending: Vec<(f64, Change)>,
+    pub roce_prio: u8,
+}
+
+fn mac(kind: u8, i: usize) -> [u8; 6] {
+    let i = i as u32;
+    [0x02, kind, (i >> 24) as u8, (i >> 16) as u8, (i >> 8) as u8, i as u8]
+}
+
+impl World {
+    pub fn new(inv: &Inventory, fabric: &Fabric) -> Self {
+        let roce = &inv.fabric.roce;
+        let prio = roce.pfc_priority.min(7);
+        let versions = &inv.fabric.versions;
+        let driver = versions
+            .driver
+            .as_deref()
+            .map(|d| d.trim_start_matches("mlx5_core").trim().to_string())
+            .filter(|d| !d.is_empty())
+            .unwrap_or_else(|| DEFAULT_DRIVER.into());
+        let firmware = versions
+            .nic_firmware
+            .clone()
+            .unwrap_or_else(|| DEFAULT_FIRMWARE.into());
+        let mut ends = Vec::with_capacity(inv.links.len() * 2);
+        let mut port_switch = Vec::with_capacity(inv.links.len() * 2);
+        let mut port_cfg = Vec::with_capacity(inv.links.len() * 2);
+        for (l, link) in inv.links.iter().enumerate() {
+            for (side, end) in [&link.a, &link.b].into_iter().enumerate() {
+                let idx = 2 * l + side;
+                let (name, sw) = match end {
+                    End::Nic(n) => {
+                        ends.push(EndRef::Nic(*n));
+                        (inv.nics[*n].netdev.clone(), None)
+                    }
+                    End::Port { switch, port } => {
+                        ends.push(EndRef::Port(idx));
+                        (port.clone(), Some(*switch))
+                    }
+                };
+                port_switch.push(sw);
+                let mut pfc = [false; 8];
+                pfc[usize::from(prio)] = true;
+                let mut ecn = [None; 8];
+                if let Some(e) = &roce.ecn {
+                    ecn[usize::from(prio)] = Some((
+                        u64::from(e.min_kb) * 1024,
+                        u64::from(e.max_kb) * 1024,
+                        ECN_PMAX_PCT,
+                    ));
+                }
+                port_cfg.push(PortConfig {
+                    name,
+                    speed_mbps: (fabric.line_gbps[l] * 1000.0) as u64,
+                    link_up: fabric.link_up[l],
+                    admin_up: true,
+                    mtu: SWITCH_MTU,
+                    pfc,
+                    ecn,
+                });
+            }
+        }
+        let mut nic_cfg: Vec<NicConfig> = inv
+            .nics
+            .iter()
+            .enumerate()
+            .map(|(n, nic)| {
+                let mut pfc = [false; 8];
+                pfc[usize::from(prio)] = true;
+                let mut dscp2prio = [0u8; 64];
+                for (d, p) in dscp2prio.iter_mut().enumerate() {
+                    *p = (d >> 3) as u8;
+                }
+                dscp2prio[usize::from(roce.dscp_roce.min(63))] = prio;
+                dscp2prio[usize::from(roce.dscp_cnp.min(63))] = roce.cnp_priority.min(7);
+                let l = nic.uplink;
+                let idx = inv.nodes[nic.node]
+                    .nics
+                    .iter()
+                    .position(|&x| x == n)
+                    .unwrap_or(0);
+                NicConfig {
+                    netdev: nic.netdev.clone(),
+                    device: nic.device.clone(),
+                    speed_mbps: l.map_or(0, |l| (fabric.line_gbps[l] * 1000.0) as u64),
+                    link_up: l.is_some_and(|l| fabric.link_up[l]),
+                    mtu: HOST_MTU,
+                    driver_version: driver.clone(),
+                    firmware: firmware.clone(),
+                    bus_info: format!("0000:{:02x}:00.0", 0x0c + 0x10 * idx),
+                    pfc,
+                    trust_dscp: true,
+                    dscp2prio,
+                    neighbor: None,
+                    mac: mac(0x4e, n),
+                }
+            })
+            .collect();
+        // LLDP sees the cable as it is, not as the inventory says.
+        let mut plugged: Vec<Option<(SwitchId, String)>> = (0..inv.nics.len())
+            .map(|n| inv.nic_leaf(n).map(|(s, p)| (s, p.to_string())))
+            .collect();
+        for d in &inv.defects {
+            match d {
+                Defect::SwappedCables { .. } => {
+                    let m: Vec<NicId> = (0..inv.nics.len())
+                        .filter(|&n| fabric.misplaced[n])
+                        .collect();
+                    if let [a, b] = m[..] {
+                        plugged.swap(a, b);
+                    }
+                }
+                Defect::Firmware { node, version } => {
+                    if let Some(&nd) = inv.node_by_name.get(node) {
+                        for &n in &inv.nodes[nd].nics {
+                            nic_cfg[n].firmware = version.clone();
+                        }
+                    }
+                }
+                Defect::ExtraPfc { nic, priorities } => {
+                    if let Some(End::Nic(n)) = inv.resolve_end(nic) {
+                        for &p in priorities {
+                            if let Some(slot) = nic_cfg[n].pfc.get_mut(usize::from(p)) {
+                                *slot = true;
+                            }
+                        }
+                    }
+                }
+                Defect::PfcOff { switch } => {
+                    if let Some(&s) = inv.switch_by_name.get(switch) {
+                        for (i, cfg) in port_cfg.iter_mut().enumerate() {
+                            if port_switch[i] == Some(s) {
+                                cfg.pfc[usize::from(prio)] = false;
+                            }
+                        }
+                    }
+                }
+                Defect::EcnThresholds {
+                    switch,
+                    min_kb,
+                    max_kb,
+                } => {
+                    if let Some(&s) = inv.switch_by_name.get(switch) {
+                        for (i, cfg) in port_cfg.iter_mut().enumerate() {
+                            if port_switch[i] == Some(s) {
+                                cfg.ecn[usize::from(prio)] = Some((
+                                    u64::from(*min_kb) * 1024,
+                                    u64::from(*max_kb) * 1024,
+                                    ECN_PMAX_PCT,
+                                ));
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (n, p) in plugged.into_iter().enumerate() {
+            nic_cfg[n].neighbor = p.map(|(s, port)| {
+                let sw = &inv.switches[s];
+                (sw.name.clone(), port, sw.address.clone())
+            });
+        }
+        World {
+            nic: vec![NicCounters::default(); inv.nics.len()],
+            port: vec![PortCounters::default(); inv.links.len() * 2],
+            nic_cfg,
+            port_cfg,
+            port_switch,
+            ends,
+            rebooting: vec![false; inv.switches.len()],
+            pending: Vec::new(),
+            roce_prio: prio,
+        }
+    }
+
+    /// The end a port index stands for.
+    pub fn end(&self, port: usize) -> EndRef {
+        self.ends[port]
+    }
+
+    /// Priority counters of an end.
+    pub fn prio(&mut self, end: EndRef, p: u8) -> &mut PrioCounters {
+        match end {
+            EndRef::Nic(n) => &mut self.nic[n].prio[usize::from(p & 7)],
+            EndRef::Port(i) => &mut self.port[i].prio[usize::from(p & 7)],
+        }
+    }
+
+    /// Traffic leaving an end.
+    pub fn add_tx(&mut self, end: EndRef, bytes: f64, pkts: f64) {
+        let p = self.roce_prio;
+        match end {
+            EndRef::Nic(n) => {
+                self.nic[n].tx_bytes += bytes;
+                self.nic[n].tx_packets += pkts;
+            }
+            EndRef::Port(i) => {
+                self.port[i].tx_bytes += bytes;
+                self.port[i].tx_packets += pkts;
+            }
+        }
+        let c = self.prio(end, p);
+        c.tx_bytes += bytes;
+        c.tx_packets += pkts;
+    }
+
+    /// Traffic arriving at an end.
+    pub fn add_rx(&mut self, end: EndRef, bytes: f64, pkts: f64) {
+        let p = self.roce_prio;
+        match end {
+            EndRef::Nic(n) => {
+                self.nic[n].rx_bytes += bytes;
+                self.nic[n].rx_packets += pkts;
+            }
+            EndRef::Port(i) => {
+                self.port[i].rx_bytes += bytes;
+                self.port[i].rx_packets += pkts;
+            }
+        }
+        let c = self.prio(end, p);
+        c.rx_bytes += bytes;
+        c.rx_packets += pkts;
+    }
+
+    /// Frames received with a bad FCS at an end (a cable with bit errors).
+    pub fn add_crc(&mut self, end: EndRef, frames: f64, corrected_bits: f64) {
+        match end {
+            EndRef::Nic(n) => {
+                let c = &mut self.nic[n];
+                c.rx_crc_errors += frames;
+                c.rx_symbol_errors += frames;
+                c.fec_uncorrectable += frames;
+                c.rx_corrected_bits += corrected_bits;
+            }
+            EndRef::Port(i) => {
+                self.port[i].rx_crc_errors += frames;
+                self.port[i].rx_symbol_errors += frames;
+            }
+        }
+    }
+
+    /// A link went down: both ends count it.
+    pub fn link_down(&mut self, link: usize) {
+        for side in 0..2 {
+            match self.ends[2 * link + side] {
+                EndRef::Nic(n) => self.nic[n].link_down_events += 1.0,
+                EndRef::Port(i) => self.port[i].link_down_events += 1.0,
+            }
+        }
+    }
+
+    /// Brings configuration that follows link state up to date.
+    pub fn sync_links(&mut self, inv: &Inventory, fabric: &Fabric) {
+        for (l, _) in inv.links.iter().enumerate() {
+            for side in 0..2 {
+                let idx = 2 * l + side;
+                match self.ends[idx] {
+                    EndRef::Nic(n) => {
+                        self.nic_cfg[n].link_up = fabric.link_up[l];
+                        self.nic_cfg[n].speed_mbps = if fabric.link_up[l] {
+                            (fabric.line_gbps[l] * 1000.0) as u64
+                        } else {
+                            0
+                        };
+                    }
+                    EndRef::Port(i) => {
+                        self.port_cfg[i].link_up = fabric.link_up[l];
+                        self.port_cfg[i].admin_up = fabric.admin_up[l][side];
+                    }
+                }
+            }
+        }
+    }
+
+    /// A switch finished rebooting: its counters start from zero.
+    pub fn clear_switch(&mut self, switch: SwitchId) {
+        for (i, s) in self.port_switch.iter().enumerate() {
+            if *s == Some(switch) {
+                self.port[i] = PortCounters::default();
+            }
+        }
+    }
+
+    /// Whether the egress queue of directed link `dir` is on a switch, and
+    /// its PFC and ECN settings for the RoCE priority.
+    pub fn queue_config(&self, dir: usize) -> Option<(bool, Option<(u64, u64, u32)>)> {
+        self.port_switch[dir]?;
+        let c = &self.port_cfg[dir];
+        let p = usize::from(self.roce_prio);
+        Some((c.pfc[p], c.ecn[p]))
+    }
+}
