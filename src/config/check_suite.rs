@@ -35,6 +35,7 @@ pub struct Test {
     pub expect: Expect,
     /// The metric thresholds apply to (from `expect.metric` or the kind's default).
     pub metric: Option<Metric>,
+    pub counters: Option<crate::config::suite::CounterSampling>,
 }
 
 #[derive(Debug, Clone)]
@@ -268,6 +269,17 @@ fn check_suite(raw: SuiteFile, text: &str, inv: &Inventory, sink: &mut Sink) -> 
         if repeat == 0 {
             sink.error(format!("{base}.repeat"), "must be at least 1");
         }
+        if let Some(c) = &t.counters {
+            if matches!(kind, TestKind::Fault(_)) {
+                sink.error(
+                    format!("{base}.counters"),
+                    "a fault has no steps of its own to sample; sample its target test instead",
+                );
+            }
+            if c.samples.is_some_and(|n| n == 0 || n > 10_000) {
+                sink.error(format!("{base}.counters.samples"), "must be between 1 and 10000");
+            }
+        }
         let expect = t.expect.clone().unwrap_or_default();
         let metric = expect.metric.or_else(|| default_metric(&kind));
         check_expect(&expect, &kind, metric, &base, sink);
@@ -286,6 +298,7 @@ fn check_suite(raw: SuiteFile, text: &str, inv: &Inventory, sink: &mut Sink) -> 
             contention: t.contention,
             expect,
             metric,
+            counters: t.counters,
         });
     }
     Suite {

@@ -106,6 +106,23 @@ pub struct TestSpec {
     pub contention: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect: Option<Expect>,
+    /// Read the counters of every NIC a step uses (and the leaf ports in
+    /// front of them) at a fixed interval while the step runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<CounterSampling>,
+}
+
+/// A counter time series inside each step: reads at `from`, `from + every`, …
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CounterSampling {
+    pub every: Span,
+    /// Offset of the first read from the step's start (default: at once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<Span>,
+    /// How many reads (default: enough to cover the step's estimate, at most 1000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u32>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

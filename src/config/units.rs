@@ -49,6 +49,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         let unit = rest[..unit_len].trim();
         rest = &rest[unit_len..];
         let factor = match unit {
+            "us" | "µs" => 1e-6,
             "ms" => 0.001,
             "s" => 1.0,
             "m" | "min" => 60.0,
@@ -61,7 +62,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
             }
             other => {
                 return Err(format!(
-                    "unknown unit \"{other}\" in \"{t}\" (use ms, s, m, h or d)"
+                    "unknown unit \"{other}\" in \"{t}\" (use us, ms, s, m, h or d)"
                 ))
             }
         };

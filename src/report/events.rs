@@ -14,7 +14,20 @@ pub enum Record {
     RunStarted(RunStarted),
     Sample(Sample),
     Verdict(VerdictRecord),
+    Counters(CounterRecord),
     RunFinished(RunFinished),
+}
+
+/// One counter read of one device, taken by the sampler inside a round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CounterRecord {
+    pub test: String,
+    pub round: usize,
+    pub rep: u32,
+    /// Why nothing could be read (host unreachable, output not parsable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub snapshot: crate::counters::Snapshot,
 }
 
 /// The run's `run_started` record, if the log has one.

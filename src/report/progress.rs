@@ -94,6 +94,7 @@ impl Sink for Progress {
                 ));
             }
             Record::Verdict(_) => {}
+            Record::Counters(_) => {}
             Record::RunFinished(f) => {
                 self.finish();
                 let c = &f.counts;

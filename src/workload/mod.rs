@@ -3,6 +3,7 @@
 //! A parser reads text a tool printed and knows nothing about how it ran.
 
 pub mod failure;
+pub mod fault;
 pub mod measure;
 pub mod nccl;
 pub mod parse_cmd;

@@ -16,6 +16,9 @@ use crate::score::{Counts, Verdict};
 use crate::workload::measure::{self, Measurement};
 use crate::workload::{nccl, perftest};
 
+mod fault;
+mod sampler;
+
 /// Receives every record as it happens, and round boundaries for progress.
 pub trait Sink {
     fn record(&mut self, r: &Record);
@@ -227,6 +230,112 @@ impl Engine<'_> {
         }
     }
 
+    /// Runs one round (one repetition) of `test`, with `extra` steps (a
+    /// fault, a counter sampler) in the same batch. Returns the round's
+    /// samples with their line rates, and the outputs of the extra steps.
+    #[allow(clippy::too_many_arguments)]
+    async fn execute_round(
+        &self,
+        test: &Test,
+        as_test: &str,
+        round: &[Step],
+        names: &[String],
+        (ri, rep): (usize, u32),
+        extra: &[StepCommands],
+        cancel: &Cancel,
+        write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
+    ) -> RoundResult {
+        let mut ports = perftest::command::Ports::default();
+        let built: Vec<Result<StepCommands, String>> = round
+            .iter()
+            .map(|s| build(self.inv, test, s, &mut ports))
+            .collect();
+        let mut batch: Vec<StepCommands> = built
+            .iter()
+            .filter_map(|b| b.as_ref().ok().cloned())
+            .collect();
+        batch.extend(extra.iter().cloned());
+        let mut outputs = self
+            .transport
+            .run_batch(&batch, cancel.clone())
+            .await
+            .into_iter();
+        let cancelled = *cancel.borrow();
+        let mut samples = Vec::new();
+        for (si, (step, b)) in round.iter().zip(built).enumerate() {
+            let comp = names[si].clone();
+            let now = self.transport.now_s();
+            let (m, raw, commands, hosts, started, ended) = match b {
+                Err(e) => (
+                    Measurement {
+                        failure: Some(FailureRecord {
+                            kind: "invalid_step".into(),
+                            class: "infrastructure".into(),
+                            message: e,
+                        }),
+                        ..Default::default()
+                    },
+                    Vec::new(),
+                    Vec::new(),
+                    Vec::new(),
+                    now,
+                    now,
+                ),
+                Ok(cmds) => {
+                    let outs = outputs.next().unwrap_or_default();
+                    let started = outs
+                        .iter()
+                        .map(|o| o.started_s)
+                        .fold(f64::MAX, f64::min)
+                        .min(now);
+                    let ended = outs.iter().map(|o| o.ended_s).fold(0.0, f64::max);
+                    let m = measure(test, &cmds, &outs);
+                    let rel = crate::report::raw::rel_path(as_test, ri, rep, si);
+                    let raw = write_raw(&rel, crate::report::raw::render(&cmds, &outs))
+                        .into_iter()
+                        .collect();
+                    let commands = cmds
+                        .invocations
+                        .iter()
+                        .map(|i| format!("{}: {}", i.host, i.command_line()))
+                        .collect();
+                    let hosts = cmds.invocations.iter().map(|i| i.host.clone()).collect();
+                    (m, raw, commands, hosts, started, ended)
+                }
+            };
+            if cancelled && m.failure.as_ref().is_some_and(|f| f.kind == "cancelled") {
+                continue;
+            }
+            let sample = Sample {
+                test: as_test.to_string(),
+                component: comp,
+                round: ri,
+                rep,
+                step: si,
+                started_s: started,
+                ended_s: ended,
+                value: m.value,
+                failure: m.failure.clone(),
+                raw,
+                commands,
+                hosts,
+                details: m.details.clone(),
+            };
+            samples.push((sample, line_rate(self.inv, test, step)));
+        }
+        // Records in order of (virtual) end time, then step.
+        samples.sort_by(|a, b| {
+            a.0.ended_s
+                .total_cmp(&b.0.ended_s)
+                .then(a.0.step.cmp(&b.0.step))
+        });
+        RoundResult {
+            samples,
+            extra: outputs.collect(),
+            cancelled,
+        }
+    }
+
     /// Runs the plan. `write_raw` stores a step's raw output and returns its
     /// relative path; sinks receive every record.
     pub async fn run(
@@ -243,9 +352,31 @@ impl Engine<'_> {
                 s.record(&r);
             }
         };
+        let mut judged = |v: VerdictRecord, sinks: &mut [&mut dyn Sink]| {
+            counts.add(v.verdict);
+            if crate::score::fails_gate(&self.suite.gate, v.verdict) {
+                gate_passed = false;
+            }
+            emit(Record::Verdict(v), sinks);
+        };
         'tests: for tp in &self.plan.tests {
             let test = &self.suite.tests[tp.test];
-            if let TestKind::Fault(_) | TestKind::Iperf(_) = test.kind {
+            if *cancel.borrow() {
+                interrupted = true;
+                break;
+            }
+            if let TestKind::Fault(f) = &test.kind {
+                let v = self.run_fault(test, f, &cancel, sinks, write_raw).await;
+                if v.message.contains("(run interrupted") {
+                    interrupted = true;
+                }
+                judged(v, sinks);
+                if interrupted {
+                    break;
+                }
+                continue;
+            }
+            if let TestKind::Iperf(_) = test.kind {
                 let v = VerdictRecord {
                     test: test.name.clone(),
                     kind: test.kind.label().into(),
@@ -256,16 +387,12 @@ impl Engine<'_> {
                     unit: None,
                     threshold: Default::default(),
                     samples: Vec::new(),
-                    message: format!(
-                        "{} tests are not run by this build of rocegate",
-                        test.kind.label()
-                    ),
+                    message: "iperf tests are not run by this build of rocegate".into(),
                     evidence: Vec::new(),
                     duration_s: 0.0,
                     series: Vec::new(),
                 };
-                counts.add(v.verdict);
-                emit(Record::Verdict(v), sinks);
+                judged(v, sinks);
                 continue;
             }
             // A component's verdict comes after the last round it appears in.
@@ -295,97 +422,35 @@ impl Engine<'_> {
                     for s in sinks.iter_mut() {
                         s.round_started(&test.name, ri, tp.rounds.len(), rep, round.len());
                     }
-                    let mut ports = perftest::command::Ports::default();
-                    let built: Vec<Result<StepCommands, String>> = round
-                        .iter()
-                        .map(|s| build(self.inv, test, s, &mut ports))
-                        .collect();
-                    let batch: Vec<StepCommands> = built
-                        .iter()
-                        .filter_map(|b| b.as_ref().ok().cloned())
-                        .collect();
-                    let mut outputs = self
-                        .transport
-                        .run_batch(&batch, cancel.clone())
-                        .await
-                        .into_iter();
-                    let cancelled = *cancel.borrow();
-                    let mut samples = Vec::new();
-                    for (si, (step, b)) in round.iter().zip(built).enumerate() {
-                        let comp = names[ri][si].clone();
-                        let now = self.transport.now_s();
-                        let (m, raw, commands, hosts, started, ended) = match b {
-                            Err(e) => (
-                                Measurement {
-                                    failure: Some(FailureRecord {
-                                        kind: "invalid_step".into(),
-                                        class: "infrastructure".into(),
-                                        message: e,
-                                    }),
-                                    ..Default::default()
-                                },
-                                Vec::new(),
-                                Vec::new(),
-                                Vec::new(),
-                                now,
-                                now,
-                            ),
-                            Ok(cmds) => {
-                                let outs = outputs.next().unwrap_or_default();
-                                let started = outs
-                                    .iter()
-                                    .map(|o| o.started_s)
-                                    .fold(f64::MAX, f64::min)
-                                    .min(now);
-                                let ended = outs.iter().map(|o| o.ended_s).fold(0.0, f64::max);
-                                let m = measure(test, &cmds, &outs);
-                                let rel = crate::report::raw::rel_path(&test.name, ri, rep, si);
-                                let raw = write_raw(&rel, crate::report::raw::render(&cmds, &outs))
-                                    .into_iter()
-                                    .collect();
-                                let commands = cmds
-                                    .invocations
-                                    .iter()
-                                    .map(|i| format!("{}: {}", i.host, i.command_line()))
-                                    .collect();
-                                let hosts =
-                                    cmds.invocations.iter().map(|i| i.host.clone()).collect();
-                                (m, raw, commands, hosts, started, ended)
-                            }
-                        };
-                        if cancelled && m.failure.as_ref().is_some_and(|f| f.kind == "cancelled") {
-                            continue;
+                    let sampler = sampler::plan(self.inv, test, round);
+                    let extra: Vec<StepCommands> = sampler.iter().map(|s| s.step.clone()).collect();
+                    let r = self
+                        .execute_round(
+                            test,
+                            &test.name,
+                            round,
+                            &names[ri],
+                            (ri, rep),
+                            &extra,
+                            &cancel,
+                            write_raw,
+                        )
+                        .await;
+                    for (sample, line) in r.samples {
+                        let p = pending.entry(sample.component.clone()).or_default();
+                        p.line = line;
+                        p.values.extend(sample.value);
+                        p.failures.extend(sample.failure.clone());
+                        p.evidence.extend(sample.raw.clone());
+                        p.duration_s += (sample.ended_s - sample.started_s).max(0.0);
+                        emit(Record::Sample(sample), sinks);
+                    }
+                    if let (Some(plan), Some(outs)) = (&sampler, r.extra.first()) {
+                        for c in plan.read(&test.name, ri, rep, outs) {
+                            emit(Record::Counters(c), sinks);
                         }
-                        let sample = Sample {
-                            test: test.name.clone(),
-                            component: comp.clone(),
-                            round: ri,
-                            rep,
-                            step: si,
-                            started_s: started,
-                            ended_s: ended,
-                            value: m.value,
-                            failure: m.failure.clone(),
-                            raw: raw.clone(),
-                            commands,
-                            hosts,
-                            details: m.details.clone(),
-                        };
-                        let p = pending.entry(comp).or_default();
-                        p.line = line_rate(self.inv, test, step);
-                        p.values.extend(m.value);
-                        p.failures.extend(m.failure);
-                        p.evidence.extend(raw);
-                        p.duration_s += (ended - started).max(0.0);
-                        samples.push(sample);
                     }
-                    // Records in order of (virtual) end time, then step.
-                    samples
-                        .sort_by(|a, b| a.ended_s.total_cmp(&b.ended_s).then(a.step.cmp(&b.step)));
-                    for s in samples {
-                        emit(Record::Sample(s), sinks);
-                    }
-                    if cancelled {
+                    if r.cancelled {
                         interrupted = true;
                         break;
                     }
@@ -410,11 +475,7 @@ impl Engine<'_> {
                                 " (run interrupted: judged on the samples that finished)",
                             );
                         }
-                        counts.add(v.verdict);
-                        if crate::score::fails_gate(&self.suite.gate, v.verdict) {
-                            gate_passed = false;
-                        }
-                        emit(Record::Verdict(v), sinks);
+                        judged(v, sinks);
                     }
                 }
                 if interrupted {
@@ -428,4 +489,13 @@ impl Engine<'_> {
             interrupted,
         }
     }
+}
+
+/// What one round produced.
+struct RoundResult {
+    /// Samples with the line rate of their component.
+    samples: Vec<(Sample, Option<f64>)>,
+    /// Outputs of the extra steps, in order.
+    extra: Vec<Vec<crate::exec::InvocationOutput>>,
+    cancelled: bool,
 }
