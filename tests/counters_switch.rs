@@ -1,0 +1,146 @@
+//! The `linux` switch parsers (mlxsw `ethtool -S`, `ip -j link`, `dcb pfc`,
+//! `tc qdisc`) on every real output in `tests/fixtures/switch_linux/`, and
+//! on garbage and truncated text, where they must answer `Ok` or `Err` and
+//! never panic.
+
+use proptest::prelude::*;
+
+use rocegate::counters::switch_linux::{
+    parse_dcb_pfc, parse_ethtool_stats, parse_ip_link_json, parse_tc_qdisc,
+};
+use rocegate::counters::Canonical;
+
+fn fixture(name: &str) -> String {
+    let path = format!(
+        "{}/tests/fixtures/switch_linux/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+const ETHTOOL: &[&str] = &["ethtool-S-mlxsw-swp31-spectrum.txt", "ethtool-S-veth.txt"];
+const IP: &[&str] = &[
+    "ip-s-s-j-link-show-veth.json",
+    "ip-s-j-link-show-dev-veth-up.json",
+    "ip-s-j-link-show-dev-veth-nocarrier.json",
+    "ip-s-j-link-show-dev-veth-admindown.json",
+    "ip-s-s-j-link-show-dev-veth-admindown.json",
+];
+const DCB: &[&str] = &[
+    "dcb-pfc-show-kernel-doc-prio6-7.txt",
+    "dcb-pfc-show-requests-indications-kernel-doc.txt",
+];
+const TC: &[&str] = &["tc-s-qdisc-show-dev-veth-htb.txt"];
+
+#[test]
+fn every_fixture_parses() {
+    for f in ETHTOOL {
+        parse_ethtool_stats(&fixture(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+    }
+    for f in IP {
+        let links = parse_ip_link_json(&fixture(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert_eq!(links.len(), 1, "{f}");
+        assert_eq!(links[0].ifname, "va", "{f}");
+    }
+    for f in DCB {
+        parse_dcb_pfc(&fixture(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+    }
+    for f in TC {
+        parse_tc_qdisc(&fixture(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+    }
+}
+
+#[test]
+fn mlxsw_fixture_values() {
+    let rs = parse_ethtool_stats(&fixture("ethtool-S-mlxsw-swp31-spectrum.txt")).unwrap();
+    let get = |vendor: &str| rs.iter().find(|r| r.vendor == vendor).unwrap();
+    assert_eq!(get("a_octets_received_ok").value, 319_786_790_393_748);
+    assert_eq!(get("a_octets_received_ok").canonical, Canonical::RxBytes);
+    let rx0 = get("rx_frames_prio_0");
+    assert_eq!(
+        (rx0.canonical, rx0.priority, rx0.value),
+        (Canonical::RxPackets, Some(0), 63_917_145_378)
+    );
+    let tx7 = get("tx_frames_prio_7");
+    assert_eq!((tx7.priority, tx7.value), (Some(7), 26_562_412));
+    assert_eq!(get("ecn_marked").canonical, Canonical::EcnMarked);
+    let q12 = get("tc_no_buffer_discard_uc_tc_12");
+    assert_eq!(
+        (q12.canonical, q12.queue, q12.value),
+        (Canonical::Drops, Some(12), 0)
+    );
+    // Pause counters are there and zero: "not available" is not what this is.
+    assert_eq!(get("rx_pause_prio_3").value, 0);
+    assert_eq!(
+        get("tx_pause_duration_prio_3").canonical,
+        Canonical::PfcPauseDurationTxUs
+    );
+}
+
+#[test]
+fn dcb_error_output_is_an_error() {
+    let e = parse_dcb_pfc(&fixture("dcb-pfc-show-dev-veth-unsupported.stderr.txt")).unwrap_err();
+    assert!(e.to_string().starts_with("dcb pfc show:"), "{e}");
+}
+
+fn all_fixtures() -> Vec<String> {
+    ETHTOOL
+        .iter()
+        .chain(IP)
+        .chain(DCB)
+        .chain(TC)
+        .map(|f| fixture(f))
+        .collect()
+}
+
+fn run_all(text: &str) {
+    let _ = parse_ethtool_stats(text);
+    let _ = parse_ip_link_json(text);
+    let _ = parse_dcb_pfc(text);
+    let _ = parse_tc_qdisc(text);
+}
+
+#[test]
+fn every_prefix_of_every_fixture() {
+    for text in all_fixtures() {
+        for at in (0..=text.len()).filter(|&i| text.is_char_boundary(i)) {
+            run_all(&text[..at]);
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn garbage_never_panics(text in "\\PC*") {
+        run_all(&text);
+    }
+
+    #[test]
+    fn shaped_garbage_never_panics(
+        lines in proptest::collection::vec(
+            prop_oneof![
+                Just("NIC statistics:".to_string()),
+                "     [a-z_]{1,30}_[0-9]{1,3}: [0-9]{0,25}",
+                "qdisc (red|ets|prio|htb) [0-9a-f]{0,3}:? (root|parent [0-9a-f]{0,2}:[0-9a-f]{0,3}) (offloaded )?(limit|min|max|probability|ewma|Plog)? ?[0-9eE+.-]{0,8}(b|Kb|Mb|Gb)?",
+                "  marked [0-9]{0,21} early -?[0-9]{0,3} pdrop [0-9]{0,3} other",
+                " Sent [0-9]{0,21} bytes [0-9]{0,5} pkt \\(dropped [0-9]{0,3}, overlimits [0-9]{0,3} requeues [0-9]\\) ",
+                "(prio-pfc|requests|indications|pfc-cap|delay|macsec-bypass)( [0-9]{0,3}:?[a-z0-9]{0,4}){0,9}",
+                "\\[\\{\"ifname\":\"swp[0-9]\",\"flags\":\\[\"UP\"\\],\"mtu\":-?[0-9]{0,11},\"stats64\":\\{\"rx\":\\{\"bytes\":[0-9]{0,21}\\},\"tx\":\\{\\}\\}\\}\\]",
+            ],
+            0..12,
+        )
+    ) {
+        run_all(&lines.join("\n"));
+    }
+
+    #[test]
+    fn truncated_fixtures_never_panic(which in 0usize..11, cut in 0.0f64..1.0) {
+        let fixtures = all_fixtures();
+        let text = &fixtures[which % fixtures.len()];
+        let mut at = (text.len() as f64 * cut) as usize;
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        run_all(&text[..at]);
+    }
+}
