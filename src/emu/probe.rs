@@ -1,7 +1,7 @@
 //! The short commands the emulated pod answers besides the workloads: reads
 //! of counters and configuration (`ethtool -S|-i`, the RDMA sysfs counters,
 //! `mlnx_qos`, `lldpctl`, and on a Linux switch `ip -s -j link show`, `dcb
-//! pfc show`, `tc -s qdisc show`), and the fault commands a host or a
+//! pfc show`, `tc -s -d qdisc show`), and the fault commands a host or a
 //! `linux` switch driver sends (`ip link set … down|up`, `systemctl
 //! stop|start|restart frr`, `reboot`).
 
@@ -22,7 +22,8 @@ pub enum Probe {
     NicQos(NicId),
     Lldp(NodeId),
     PortStats(usize),
-    PortLink(usize),
+    /// `ip -s -j link show`; with `true`, `-s` twice.
+    PortLink(usize, bool),
     PortPfc(usize),
     PortQdisc(usize),
 }
@@ -59,15 +60,30 @@ fn ip_link_set(w: &[&str]) -> Option<(String, bool)> {
     }
 }
 
-/// The device an `ip [-s] [-j] [-d] link show [dev] X` reads.
-fn ip_link_show(w: &[&str]) -> Option<String> {
+/// The device an `ip [-s] [-s] [-j] [-d] link show [dev] X` reads, and
+/// whether `-s` was given twice (the extended error counters).
+fn ip_link_show(w: &[&str]) -> Option<(String, bool)> {
     let (&first, rest) = w.split_first()?;
     if first != "ip" {
         return None;
     }
     let i = rest.iter().position(|x| !x.starts_with('-'))?;
+    let twice = rest[..i].iter().filter(|f| **f == "-s").count() >= 2;
     match &rest[i..] {
-        ["link", "show", "dev", x] | ["link", "show", x] => Some(x.to_string()),
+        ["link", "show", "dev", x] | ["link", "show", x] => Some((x.to_string(), twice)),
+        _ => None,
+    }
+}
+
+/// The device a `tc [-s] [-d] qdisc show dev X` reads.
+fn tc_qdisc_show(w: &[&str]) -> Option<String> {
+    let (&first, rest) = w.split_first()?;
+    if first != "tc" {
+        return None;
+    }
+    let i = rest.iter().position(|x| !x.starts_with('-'))?;
+    match &rest[i..] {
+        ["qdisc", "show", "dev", x] => Some(x.to_string()),
         _ => None,
     }
 }
@@ -160,10 +176,16 @@ pub fn parse_switch(fabric: &Fabric, switch: SwitchId, argv: &[String]) -> Optio
         };
         Some(Parsed::Fault(FaultCmd::Routing { switch, action }))
     };
-    if let Some(x) = ip_link_show(&w) {
+    if let Some((x, twice)) = ip_link_show(&w) {
         return Some(match port(&x) {
-            Some(p) => Parsed::Probe(Probe::PortLink(p)),
+            Some(p) => Parsed::Probe(Probe::PortLink(p, twice)),
             None => no_device("ip", &x),
+        });
+    }
+    if let Some(x) = tc_qdisc_show(&w) {
+        return Some(match port(&x) {
+            Some(p) => Parsed::Probe(Probe::PortQdisc(p)),
+            None => no_device("tc", &x),
         });
     }
     let probe = match w.as_slice() {
@@ -178,10 +200,6 @@ pub fn parse_switch(fabric: &Fabric, switch: SwitchId, argv: &[String]) -> Optio
         ["dcb", "pfc", "show", "dev", x] => match port(x) {
             Some(p) => Probe::PortPfc(p),
             None => return Some(no_device("dcb", x)),
-        },
-        ["tc", "-s", "qdisc", "show", "dev", x] => match port(x) {
-            Some(p) => Probe::PortQdisc(p),
-            None => return Some(no_device("tc", x)),
         },
         _ => return None,
     };
@@ -237,9 +255,14 @@ impl Emulator {
                 host_out::lldpctl_json(&self.inv.nodes[*node].name, &cfgs)
             }
             Probe::PortStats(p) => switch_out::ethtool_stats(&w.port_cfg[*p], &w.port[*p]),
-            Probe::PortLink(p) => {
+            Probe::PortLink(p, twice) => {
                 let mac = [0x02, 0x5c, 0, (p >> 16) as u8, (p >> 8) as u8, *p as u8];
-                switch_out::ip_link_json(&w.port_cfg[*p], &w.port[*p], *p as u32 + 10, mac)
+                let render = if *twice {
+                    switch_out::ip_link_json_ss
+                } else {
+                    switch_out::ip_link_json
+                };
+                render(&w.port_cfg[*p], &w.port[*p], *p as u32 + 10, mac)
             }
             Probe::PortPfc(p) => switch_out::dcb_pfc(&w.port_cfg[*p]),
             Probe::PortQdisc(p) => switch_out::tc_qdisc(&w.port_cfg[*p], &w.port[*p]),

@@ -139,7 +139,7 @@ impl Engine<'_> {
         let mut evidence = raw.clone();
         let mut t_end = ended;
         let mut t_start = started;
-        for (sample, _) in r.samples {
+        for (sample, _, _) in r.samples {
             match &sample.failure {
                 Some(fr) => failed.push(format!("{}: {}", sample.component, fr.message)),
                 None => completed += 1,

@@ -74,6 +74,27 @@ pub fn component(inv: &Inventory, step: &Step) -> String {
     }
 }
 
+/// Where a step's NICs are cabled, by the inventory: a slow pair across
+/// leaves points at the leaves and the uplinks between them.
+fn placement(inv: &Inventory, step: &Step) -> Option<String> {
+    let at = |n: NicId| {
+        inv.nic_leaf(n)
+            .map(|(s, p)| format!("{} on {}:{p}", inv.nic_name(n), inv.switches[s].name))
+    };
+    match step {
+        Step::Pair { a, b } => {
+            let (x, y) = (at(*a)?, at(*b)?);
+            let cross = inv.nic_leaf(*a).map(|l| l.0) != inv.nic_leaf(*b).map(|l| l.0);
+            Some(format!(
+                "{x}, {y}{}",
+                if cross { ", across the spines" } else { "" }
+            ))
+        }
+        Step::Incast(i) => at(i.receiver).map(|r| format!("receiver {r}")),
+        Step::Collective(_) => None,
+    }
+}
+
 /// The rate a component can carry, for `min_pct_of_line_rate`.
 fn line_rate(inv: &Inventory, test: &Test, step: &Step) -> Option<f64> {
     let speed = |n: NicId| f64::from(inv.nics[n].speed_gbps);
@@ -130,6 +151,7 @@ struct Pending {
     evidence: Vec<String>,
     duration_s: f64,
     line: Option<f64>,
+    place: Option<String>,
 }
 
 fn verdict_for(test: &Test, component: &str, p: Pending) -> VerdictRecord {
@@ -156,6 +178,10 @@ fn verdict_for(test: &Test, component: &str, p: Pending) -> VerdictRecord {
             }
             _ => (Verdict::Error, "no value was measured".to_string()),
         }
+    };
+    let message = match (&p.place, verdict) {
+        (Some(place), Verdict::Fail | Verdict::Warn) => format!("{message} [{place}]"),
+        _ => message,
     };
     VerdictRecord {
         test: test.name.clone(),
@@ -321,7 +347,11 @@ impl Engine<'_> {
                 hosts,
                 details: m.details.clone(),
             };
-            samples.push((sample, line_rate(self.inv, test, step)));
+            samples.push((
+                sample,
+                line_rate(self.inv, test, step),
+                placement(self.inv, step),
+            ));
         }
         // Records in order of (virtual) end time, then step.
         samples.sort_by(|a, b| {
@@ -436,9 +466,10 @@ impl Engine<'_> {
                             write_raw,
                         )
                         .await;
-                    for (sample, line) in r.samples {
+                    for (sample, line, place) in r.samples {
                         let p = pending.entry(sample.component.clone()).or_default();
                         p.line = line;
+                        p.place = place;
                         p.values.extend(sample.value);
                         p.failures.extend(sample.failure.clone());
                         p.evidence.extend(sample.raw.clone());
@@ -494,7 +525,7 @@ impl Engine<'_> {
 /// What one round produced.
 struct RoundResult {
     /// Samples with the line rate of their component.
-    samples: Vec<(Sample, Option<f64>)>,
+    samples: Vec<(Sample, Option<f64>, Option<String>)>,
     /// Outputs of the extra steps, in order.
     extra: Vec<Vec<crate::exec::InvocationOutput>>,
     cancelled: bool,

@@ -1,6 +1,6 @@
 //! The minimal counters sampler: reads `ethtool -S` and the RDMA sysfs
-//! counters of every NIC a round uses (and `ethtool -S` of the leaf port in
-//! front of each, on `linux` switches) at a fixed interval inside the round,
+//! counters of every NIC a round uses (and `ethtool -S`, `ip -s -s -j link`
+//! and `tc -s -d qdisc` of the leaf port in front of each, on `linux` switches) at a fixed interval inside the round,
 //! through the transport like any command, and parses what comes back with
 //! the same parsers a real pod's output goes through.
 
@@ -18,11 +18,48 @@ use crate::report::events::CounterRecord;
 const MAX_SAMPLES: u32 = 1000;
 const READ_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// Which parser reads an output.
 #[derive(Debug, Clone, Copy)]
 enum Source {
     NicStats,
     NicSysfs,
     PortStats,
+    PortLink,
+    PortQdisc,
+}
+
+impl Source {
+    /// The source for a sampler command line, by its tool.
+    fn of(argv: &[String], switch: bool) -> Source {
+        match (argv.first().map(String::as_str), switch) {
+            (Some("grep"), _) => Source::NicSysfs,
+            (Some("ip"), _) => Source::PortLink,
+            (Some("tc"), _) => Source::PortQdisc,
+            (_, true) => Source::PortStats,
+            (_, false) => Source::NicStats,
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Source::NicStats | Source::PortStats => "ethtool -S",
+            Source::NicSysfs => "sysfs",
+            Source::PortLink => "ip -s -s -j link",
+            Source::PortQdisc => "tc -s -d qdisc",
+        }
+    }
+
+    fn parse(self, text: &str) -> Result<Vec<crate::counters::Reading>, crate::counters::ParseError> {
+        match self {
+            Source::NicStats => host::parse_ethtool_stats(text),
+            Source::NicSysfs => host::parse_sysfs_counters(text).map(|(_, r)| r),
+            Source::PortStats => switch_linux::parse_ethtool_stats(text),
+            Source::PortLink => switch_linux::parse_ip_link_json(text)
+                .map(|links| links.into_iter().flat_map(|l| l.readings).collect()),
+            Source::PortQdisc => switch_linux::parse_tc_qdisc(text)
+                .map(|bands| bands.iter().flat_map(|b| b.readings()).collect()),
+        }
+    }
 }
 
 /// The sampler's step for one round, and what each invocation reads.
@@ -60,34 +97,25 @@ pub fn plan(inv: &Inventory, test: &Test, round: &[Step]) -> Option<SamplerPlan>
     let mut nics: Vec<NicId> = round.iter().flat_map(|s| nics_of(s, inv)).collect();
     nics.sort_unstable();
     nics.dedup();
-    let mut targets: Vec<(Source, String, Vec<String>)> = Vec::new();
+    // (source, host, device, argv)
+    let mut targets: Vec<(Source, String, String, Vec<String>)> = Vec::new();
     for &n in &nics {
         let nic = &inv.nics[n];
-        let node = inv.nodes[nic.node].name.clone();
-        let dir = format!("/sys/class/infiniband/{}/ports/{}", nic.device, nic.port);
-        targets.push((
-            Source::NicStats,
-            node.clone(),
-            vec!["ethtool".into(), "-S".into(), nic.netdev.clone()],
-        ));
-        targets.push((
-            Source::NicSysfs,
-            node,
-            vec![
-                "grep".into(),
-                "-r".into(),
-                ".".into(),
-                format!("{dir}/counters"),
-                format!("{dir}/hw_counters"),
-            ],
-        ));
+        let node = &inv.nodes[nic.node].name;
+        for argv in host::sample_argv(&nic.netdev, &nic.device) {
+            let src = Source::of(&argv, false);
+            let dev = match src {
+                Source::NicSysfs => nic.device.clone(),
+                _ => nic.netdev.clone(),
+            };
+            targets.push((src, node.clone(), dev, argv));
+        }
         if let Some((s, port)) = inv.nic_leaf(n) {
             if inv.switches[s].driver == SwitchDriver::Linux {
-                targets.push((
-                    Source::PortStats,
-                    inv.switches[s].name.clone(),
-                    vec!["ethtool".into(), "-S".into(), port.to_string()],
-                ));
+                for argv in switch_linux::sample_argv(port) {
+                    let src = Source::of(&argv, true);
+                    targets.push((src, inv.switches[s].name.clone(), port.to_string(), argv));
+                }
             }
         }
     }
@@ -95,16 +123,7 @@ pub fn plan(inv: &Inventory, test: &Test, round: &[Step]) -> Option<SamplerPlan>
     let mut reads = Vec::new();
     for k in 0..samples {
         let at = from + every * k;
-        for (src, host, argv) in &targets {
-            let device = argv.last().cloned().unwrap_or_default();
-            let device = match src {
-                Source::NicSysfs => device
-                    .split('/')
-                    .nth(4)
-                    .unwrap_or_default()
-                    .to_string(),
-                _ => device,
-            };
+        for (src, host, device, argv) in &targets {
             invocations.push(Invocation {
                 host: host.clone(),
                 argv: argv.clone(),
@@ -113,7 +132,7 @@ pub fn plan(inv: &Inventory, test: &Test, round: &[Step]) -> Option<SamplerPlan>
                 timeout: READ_TIMEOUT,
                 at,
             });
-            reads.push((*src, host.clone(), device));
+            reads.push((*src, host.clone(), device.clone()));
         }
     }
     Some(SamplerPlan {
@@ -136,16 +155,7 @@ impl SamplerPlan {
             .iter()
             .zip(outs)
             .map(|((src, host, device), o)| {
-                let (source, parsed) = match src {
-                    Source::NicStats => ("ethtool -S", host::parse_ethtool_stats(&o.stdout)),
-                    Source::NicSysfs => (
-                        "sysfs",
-                        host::parse_sysfs_counters(&o.stdout).map(|(_, r)| r),
-                    ),
-                    Source::PortStats => {
-                        ("ethtool -S", switch_linux::parse_ethtool_stats(&o.stdout))
-                    }
-                };
+                let (source, parsed) = (src.label(), src.parse(&o.stdout));
                 let failed = o.failure.is_some() || o.exit != Some(0);
                 let (readings, error) = match (failed, parsed) {
                     (true, _) => (
