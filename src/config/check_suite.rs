@@ -277,7 +277,10 @@ fn check_suite(raw: SuiteFile, text: &str, inv: &Inventory, sink: &mut Sink) -> 
                 );
             }
             if c.samples.is_some_and(|n| n == 0 || n > 10_000) {
-                sink.error(format!("{base}.counters.samples"), "must be between 1 and 10000");
+                sink.error(
+                    format!("{base}.counters.samples"),
+                    "must be between 1 and 10000",
+                );
             }
         }
         let expect = t.expect.clone().unwrap_or_default();

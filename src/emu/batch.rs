@@ -121,7 +121,12 @@ pub fn integrate(segs: &[Segment], a: f64, b: f64, rate: &dyn Fn(&Segment) -> f6
 
 /// The time at which `gbits` have been moved starting at `a`, or `None`
 /// when the rate stays zero.
-pub fn finish_time(segs: &[Segment], a: f64, gbits: f64, rate: &dyn Fn(&Segment) -> f64) -> Option<f64> {
+pub fn finish_time(
+    segs: &[Segment],
+    a: f64,
+    gbits: f64,
+    rate: &dyn Fn(&Segment) -> f64,
+) -> Option<f64> {
     let mut left = gbits;
     for s in segs {
         if s.t1 <= a {
@@ -142,7 +147,13 @@ pub fn finish_time(segs: &[Segment], a: f64, gbits: f64, rate: &dyn Fn(&Segment)
 
 /// First time in [a, b) at which a flow set has been without a path for
 /// `budget` seconds straight: when its QPs give up.
-pub fn stall_failure(segs: &[Segment], flows: &[usize], a: f64, b: f64, budget: f64) -> Option<f64> {
+pub fn stall_failure(
+    segs: &[Segment],
+    flows: &[usize],
+    a: f64,
+    b: f64,
+    budget: f64,
+) -> Option<f64> {
     let mut since: Option<f64> = None;
     for s in segs {
         if s.t1 <= a || s.t0 >= b {
@@ -167,7 +178,10 @@ pub enum FaultCmd {
     /// `ip link set dev X down|up` on the end `side` of inventory link `link`.
     Link { link: usize, side: usize, up: bool },
     /// `systemctl stop|start|restart frr` on a switch.
-    Routing { switch: usize, action: RoutingAction },
+    Routing {
+        switch: usize,
+        action: RoutingAction,
+    },
     /// `reboot` on a switch.
     Reboot { switch: usize },
 }
@@ -179,7 +193,13 @@ pub enum RoutingAction {
     Restart,
 }
 
-fn fault(fabric: &mut Fabric, world: &mut World, f: &FaultCmd, t: f64, later: &mut Vec<(f64, Change)>) {
+fn fault(
+    fabric: &mut Fabric,
+    world: &mut World,
+    f: &FaultCmd,
+    t: f64,
+    later: &mut Vec<(f64, Change)>,
+) {
     match *f {
         FaultCmd::Link { link, side, up } => fabric.admin_up[link][side] = up,
         FaultCmd::Routing { switch, action } => {
@@ -260,7 +280,16 @@ impl Emulator {
             while queue.first().is_some_and(|(te, _)| *te <= t) {
                 let (te, ev) = queue.remove(0);
                 let mut later = Vec::new();
-                apply(&self.inv, &mut fabric, &mut world, parsed, &ev, te, false, &mut later);
+                apply(
+                    &self.inv,
+                    &mut fabric,
+                    &mut world,
+                    parsed,
+                    &ev,
+                    te,
+                    false,
+                    &mut later,
+                );
                 ordered.push((te, ev));
                 queue.extend(later.into_iter().map(|(tc, c)| (tc, Event::Change(c))));
                 queue.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -276,7 +305,14 @@ impl Emulator {
     }
 
     /// Paths, max-min rates and congested queues with the fabric as it is.
-    fn segment(&mut self, fabric: &Fabric, world: &World, flows: &[Flow], t0: f64, t1: f64) -> Segment {
+    fn segment(
+        &mut self,
+        fabric: &Fabric,
+        world: &World,
+        flows: &[Flow],
+        t0: f64,
+        t1: f64,
+    ) -> Segment {
         let paths: Vec<Option<Vec<usize>>> = flows
             .iter()
             .map(|f| fabric.path(f.src, f.dst, f.sport))
@@ -575,7 +611,16 @@ impl Emulator {
                 let Some((te, e)) = ev.next() else { break };
                 // The changes this implies are already in `ordered`.
                 let mut later = Vec::new();
-                apply(&self.inv, &mut self.fabric, &mut self.world, parsed, &e, te, true, &mut later);
+                apply(
+                    &self.inv,
+                    &mut self.fabric,
+                    &mut self.world,
+                    parsed,
+                    &e,
+                    te,
+                    true,
+                    &mut later,
+                );
             } else if let Some(&(t, si, ii)) = pr.next() {
                 if let Parsed::Probe(p) = &parsed[si][ii] {
                     out[si][ii] = self.read(p, &batch[si].invocations[ii].host, t);

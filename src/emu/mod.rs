@@ -664,8 +664,7 @@ impl Emulator {
                             o.exit = Some(255);
                             o.stderr =
                                 format!("ssh: connect to host {host} port 22: No route to host\n");
-                            o.failure =
-                                Some(ExecFailure::Unreachable(o.stderr.trim().to_string()));
+                            o.failure = Some(ExecFailure::Unreachable(o.stderr.trim().to_string()));
                         }
                     }
                     Parsed::Perf { p, .. } if !paired.contains_key(&(si, ii)) => {
@@ -697,14 +696,23 @@ impl Emulator {
             self.render_pair(pair, &parsed, &segs, &mut flows, &mut out, &at, &jitter);
         }
         for ring in &rings {
-            self.render_ring(ring, &parsed, &segs, &mut flows, &mut out, at(ring.at.0, ring.at.1));
+            self.render_ring(
+                ring,
+                &parsed,
+                &segs,
+                &mut flows,
+                &mut out,
+                at(ring.at.0, ring.at.1),
+            );
         }
         let end = out
             .iter()
             .flat_map(|s| s.iter())
             .map(|o| o.ended_s)
             .fold(start, f64::max);
-        self.replay(batch, &parsed, &segs, &flows, ordered, &probes, end, &mut out);
+        self.replay(
+            batch, &parsed, &segs, &flows, ordered, &probes, end, &mut out,
+        );
         self.now = end;
         out
     }
@@ -904,14 +912,13 @@ impl Emulator {
                 let largest = p.sizes().last().copied().unwrap_or(65536);
                 let cap = p.msg_cap_gbps(largest);
                 let all: Vec<usize> = pair.fwd.iter().chain(&pair.rev).copied().collect();
-                let fwd_rate = |s: &Segment| -> f64 {
-                    pair.fwd.iter().map(|&f| s.goodput(f).min(cap)).sum()
-                };
+                let fwd_rate =
+                    |s: &Segment| -> f64 { pair.fwd.iter().map(|&f| s.goodput(f).min(cap)).sum() };
                 let window_end = match p.duration {
                     Some(d) => Some(measure_from + d as f64),
                     None => {
-                        let gbits = p.iterations() as f64 * f64::from(p.qps) * largest as f64 * 8.0
-                            / 1e9;
+                        let gbits =
+                            p.iterations() as f64 * f64::from(p.qps) * largest as f64 * 8.0 / 1e9;
                         batch::finish_time(segs, measure_from, gbits, &fwd_rate)
                     }
                 };
@@ -996,9 +1003,7 @@ impl Emulator {
                 let seg = segs.iter().find(|s| s.t1 > measure_from);
                 let path = seg.and_then(|s| pair.lat.and_then(|f| s.paths[f].clone()));
                 let queueing: f64 = match (&path, seg) {
-                    (Some(links), Some(s)) => {
-                        links.iter().filter_map(|d| s.delay_us.get(d)).sum()
-                    }
+                    (Some(links), Some(s)) => links.iter().filter_map(|d| s.delay_us.get(d)).sum(),
                     _ => 0.0,
                 };
                 match path {

@@ -167,7 +167,10 @@ pub fn parse_switch(fabric: &Fabric, switch: SwitchId, argv: &[String]) -> Optio
     let routing = |a: &str, unit: &str| -> Option<Parsed> {
         let unit = unit.trim_end_matches(".service");
         if unit != "frr" && unit != "bgp" {
-            return Some(fail(format!("Failed to {a} {unit}.service: Unit {unit}.service not found.\n"), 5));
+            return Some(fail(
+                format!("Failed to {a} {unit}.service: Unit {unit}.service not found.\n"),
+                5,
+            ));
         }
         let action = match a {
             "stop" => RoutingAction::Stop,

@@ -62,7 +62,14 @@ pub struct World {
 
 fn mac(kind: u8, i: usize) -> [u8; 6] {
     let i = i as u32;
-    [0x02, kind, (i >> 24) as u8, (i >> 16) as u8, (i >> 8) as u8, i as u8]
+    [
+        0x02,
+        kind,
+        (i >> 24) as u8,
+        (i >> 16) as u8,
+        (i >> 8) as u8,
+        i as u8,
+    ]
 }
 
 impl World {

@@ -132,7 +132,10 @@ impl Engine<'_> {
                 )
             })
             .collect();
-        let started = fault_outs.iter().map(|o| o.started_s).fold(f64::MAX, f64::min);
+        let started = fault_outs
+            .iter()
+            .map(|o| o.started_s)
+            .fold(f64::MAX, f64::min);
         let ended = fault_outs.iter().map(|o| o.ended_s).fold(0.0, f64::max);
         let mut failed: Vec<String> = Vec::new();
         let mut completed = 0usize;
@@ -204,7 +207,10 @@ impl Engine<'_> {
         let (verdict, mut message) = if !refused.is_empty() {
             (
                 Verdict::Error,
-                format!("{schedule}: the fault could not be delivered: {}", refused.join("; ")),
+                format!(
+                    "{schedule}: the fault could not be delivered: {}",
+                    refused.join("; ")
+                ),
             )
         } else if !failed.is_empty() && expect == WorkloadOutcome::Completes {
             (

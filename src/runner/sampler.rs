@@ -49,7 +49,10 @@ impl Source {
         }
     }
 
-    fn parse(self, text: &str) -> Result<Vec<crate::counters::Reading>, crate::counters::ParseError> {
+    fn parse(
+        self,
+        text: &str,
+    ) -> Result<Vec<crate::counters::Reading>, crate::counters::ParseError> {
         match self {
             Source::NicStats => host::parse_ethtool_stats(text),
             Source::NicSysfs => host::parse_sysfs_counters(text).map(|(_, r)| r),

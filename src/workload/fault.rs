@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use crate::config::check_suite::{Fault, FaultAction};
 use crate::config::inventory::SwitchDriver;
-use crate::config::suite::LeafResetMode;
 use crate::config::model::{End, Inventory, SwitchId};
+use crate::config::suite::LeafResetMode;
 use crate::exec::{Invocation, Role, StepCommands};
 
 /// How long a fault command may take before it counts as hung.
