@@ -142,9 +142,15 @@ fn not_started(f: ExecFailure, now: f64) -> InvocationOutput {
     }
 }
 
-/// Runs one step: servers, then (after a head start) everything else; servers
-/// are stopped once the rest has ended.
-pub async fn run_step(step: StepCommands, cancel: Cancel, clock: Instant) -> Vec<InvocationOutput> {
+/// Runs one step: servers, then (after a head start) everything else, each
+/// timed command at its `at` from `t0`; servers are stopped once the rest
+/// has ended.
+pub async fn run_step(
+    step: StepCommands,
+    cancel: Cancel,
+    clock: Instant,
+    t0: Instant,
+) -> Vec<InvocationOutput> {
     let n = step.invocations.len();
     let mut outputs: Vec<Option<InvocationOutput>> = vec![None; n];
     let mut servers = Vec::new();
@@ -169,15 +175,28 @@ pub async fn run_step(step: StepCommands, cancel: Cancel, clock: Instant) -> Vec
         .enumerate()
         .filter(|(_, i)| i.role != Role::Server)
     {
-        let now = clock.elapsed().as_secs_f64();
-        match spawn(inv, now) {
-            Ok(r) => {
-                let deadline = Instant::now() + inv.timeout;
-                let c = cancel.clone();
-                others.spawn(async move { (i, finish(r, deadline, c, clock).await) });
+        let inv = inv.clone();
+        let mut c = cancel.clone();
+        others.spawn(async move {
+            if !inv.at.is_zero() {
+                let due = tokio::time::sleep_until((t0 + inv.at).into());
+                tokio::select! {
+                    _ = due => {}
+                    _ = c.wait_for(|c| *c) => {
+                        let f = ExecFailure::Cancelled("the run was interrupted before it was due".into());
+                        return (i, not_started(f, clock.elapsed().as_secs_f64()));
+                    }
+                }
             }
-            Err(f) => outputs[i] = Some(not_started(f, now)),
-        }
+            let now = clock.elapsed().as_secs_f64();
+            match spawn(&inv, now) {
+                Ok(r) => {
+                    let deadline = Instant::now() + inv.timeout;
+                    (i, finish(r, deadline, c, clock).await)
+                }
+                Err(f) => (i, not_started(f, now)),
+            }
+        });
     }
     while let Some(res) = others.join_next().await {
         if let Ok((i, out)) = res {
@@ -214,11 +233,12 @@ impl Transport for LocalTransport {
     fn run_batch<'a>(&'a self, batch: &'a [StepCommands], cancel: Cancel) -> BatchFuture<'a> {
         let clock = self.start;
         Box::pin(async move {
+            let t0 = Instant::now();
             let mut set = JoinSet::new();
             for (i, step) in batch.iter().enumerate() {
                 let c = cancel.clone();
                 let step = step.clone();
-                set.spawn(async move { (i, run_step(step, c, clock).await) });
+                set.spawn(async move { (i, run_step(step, c, clock, t0).await) });
             }
             let mut out: Vec<Vec<InvocationOutput>> = vec![Vec::new(); batch.len()];
             while let Some(Ok((i, o))) = set.join_next().await {
@@ -247,6 +267,30 @@ mod tests {
             timeout: Duration::from_millis(timeout_ms),
             at: Duration::ZERO,
         }
+    }
+
+    #[tokio::test]
+    async fn a_timed_command_starts_at_its_offset_and_in_order() {
+        let t = LocalTransport::default();
+        let (_tx, rx) = watch::channel(false);
+        let mut late = inv("true", Role::Probe, 5000);
+        late.at = Duration::from_millis(400);
+        let mut early = inv("true", Role::Probe, 5000);
+        early.at = Duration::from_millis(100);
+        let before = t.now_s();
+        let out = t
+            .run_batch(
+                &[StepCommands {
+                    invocations: vec![late, early],
+                }],
+                rx,
+            )
+            .await;
+        let (late, early) = (&out[0][0], &out[0][1]);
+        assert_eq!(late.exit, Some(0));
+        assert!(late.started_s - before >= 0.4, "{late:?}");
+        assert!(early.started_s - before >= 0.1, "{early:?}");
+        assert!(early.started_s < late.started_s);
     }
 
     #[tokio::test]
