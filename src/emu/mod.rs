@@ -1123,3 +1123,5 @@ pub(crate) mod testutil {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_faults;
