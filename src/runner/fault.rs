@@ -142,6 +142,7 @@ impl Engine<'_> {
         let mut evidence = raw.clone();
         let mut t_end = ended;
         let mut t_start = started;
+        let mut records = Vec::new();
         for (sample, _, _) in r.samples {
             match &sample.failure {
                 Some(fr) => failed.push(format!("{}: {}", sample.component, fr.message)),
@@ -150,9 +151,7 @@ impl Engine<'_> {
             evidence.extend(sample.raw.clone());
             t_start = t_start.min(sample.started_s);
             t_end = t_end.max(sample.ended_s);
-            for s in sinks.iter_mut() {
-                s.record(&Record::Sample(sample.clone()));
-            }
+            records.push(Record::Sample(sample));
         }
         let fault_sample = Sample {
             test: test.name.clone(),
@@ -177,14 +176,17 @@ impl Engine<'_> {
             hosts: step.invocations.iter().map(|i| i.host.clone()).collect(),
             details: serde_json::Value::Null,
         };
-        for s in sinks.iter_mut() {
-            s.record(&Record::Sample(fault_sample.clone()));
-        }
+        records.push(Record::Sample(fault_sample));
         if let (Some(plan), Some(outs)) = (&samp, r.extra.get(1)) {
-            for c in plan.read(&test.name, 0, 0, outs) {
-                for s in sinks.iter_mut() {
-                    s.record(&Record::Counters(c.clone()));
-                }
+            records.extend(
+                plan.read(&test.name, 0, 0, outs)
+                    .into_iter()
+                    .map(Record::Counters),
+            );
+        }
+        for rec in super::in_time_order(records) {
+            for s in sinks.iter_mut() {
+                s.record(&rec);
             }
         }
         v.evidence = evidence;

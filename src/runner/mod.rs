@@ -466,6 +466,7 @@ impl Engine<'_> {
                             write_raw,
                         )
                         .await;
+                    let mut records = Vec::new();
                     for (sample, line, place) in r.samples {
                         let p = pending.entry(sample.component.clone()).or_default();
                         p.line = line;
@@ -474,12 +475,17 @@ impl Engine<'_> {
                         p.failures.extend(sample.failure.clone());
                         p.evidence.extend(sample.raw.clone());
                         p.duration_s += (sample.ended_s - sample.started_s).max(0.0);
-                        emit(Record::Sample(sample), sinks);
+                        records.push(Record::Sample(sample));
                     }
                     if let (Some(plan), Some(outs)) = (&sampler, r.extra.first()) {
-                        for c in plan.read(&test.name, ri, rep, outs) {
-                            emit(Record::Counters(c), sinks);
-                        }
+                        records.extend(
+                            plan.read(&test.name, ri, rep, outs)
+                                .into_iter()
+                                .map(Record::Counters),
+                        );
+                    }
+                    for rec in in_time_order(records) {
+                        emit(rec, sinks);
                     }
                     if r.cancelled {
                         interrupted = true;
@@ -520,6 +526,18 @@ impl Engine<'_> {
             interrupted,
         }
     }
+}
+
+/// A round's records in order of virtual time (a sample by its end, a
+/// counter read by its time), ties kept in the order given.
+fn in_time_order(mut records: Vec<Record>) -> Vec<Record> {
+    let t = |r: &Record| match r {
+        Record::Sample(s) => s.ended_s,
+        Record::Counters(c) => c.snapshot.t_s,
+        _ => f64::MAX,
+    };
+    records.sort_by(|a, b| t(a).total_cmp(&t(b)));
+    records
 }
 
 /// What one round produced.
