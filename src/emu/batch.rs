@@ -28,10 +28,15 @@ pub const ROUTING_RESTART_S: f64 = 5.0;
 /// Seconds a switch takes to reboot and bring its ports up again.
 pub const REBOOT_S: f64 = 90.0;
 /// A RoCE switch queue: occupancy at which PFC pauses the sender (Xoff) and
-/// resumes it (Xon), and the most a lossy queue holds before dropping.
-pub const XOFF_BYTES: f64 = 600.0 * 1024.0;
-pub const XON_BYTES: f64 = 450.0 * 1024.0;
-pub const LOSSY_BUFFER_BYTES: f64 = 1024.0 * 1024.0;
+/// resumes it (Xon). A lossless priority draws on the large lossless pool
+/// (Spectrum-class switches have tens of MB of shared buffer and a dynamic
+/// threshold that gives one congested queue MBs), so Xoff sits above the ECN
+/// range and DCQCN gets to act first.
+pub const XOFF_BYTES: f64 = 2048.0 * 1024.0;
+pub const XON_BYTES: f64 = 1900.0 * 1024.0;
+/// A priority without PFC is served from the lossy pool, which a switch tuned
+/// for RoCE keeps small: what one queue may hold before it drops.
+pub const LOSSY_BUFFER_BYTES: f64 = 256.0 * 1024.0;
 /// Base round trip of a leaf–spine–leaf path, µs (feedback delay).
 pub const BASE_RTT_US: f64 = 5.0;
 /// Packets in flight on one QP at line rate and the base RTT: what go-back-N
@@ -572,11 +577,10 @@ impl Emulator {
     }
 
     fn nic_of(&self, port: usize) -> Option<NicId> {
-        match self.inv.links[port / 2] {
-            ref l => match if port % 2 == 0 { &l.a } else { &l.b } {
-                End::Nic(n) => Some(*n),
-                End::Port { .. } => None,
-            },
+        let l = &self.inv.links[port / 2];
+        match if port % 2 == 0 { &l.a } else { &l.b } {
+            End::Nic(n) => Some(*n),
+            End::Port { .. } => None,
         }
     }
 

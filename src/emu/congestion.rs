@@ -108,8 +108,6 @@
 //! here); selective repeat and retransmission timeouts
 //! (`local_ack_timeout_err`); receive-side discards; flows that end.
 
-#![allow(dead_code)]
-
 use super::fabric::ROCE_OVERHEAD_BYTES;
 
 /// RED-style ECN marking on the queue.
@@ -399,12 +397,6 @@ impl QueueTrace {
     /// Steady-state mean occupancy, bytes (queueing delay = this / capacity).
     pub fn mean_queue_bytes(&self) -> f64 {
         self.mean_queue
-    }
-
-    /// Steady-state payload rate out of the queue, Gb/s (below capacity when
-    /// the queue runs empty part of the time).
-    pub fn throughput_gbps(&self) -> f64 {
-        self.throughput_gbps
     }
 }
 

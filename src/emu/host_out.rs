@@ -10,7 +10,6 @@
 //! channels). Values are the model's totals rounded down. What the model does
 //! not track prints as zero: the netdev's software counters (RoCE bypasses the
 //! kernel, and the model carries no other traffic), PCIe and module events.
-#![allow(dead_code)]
 
 use std::fmt::Write as _;
 

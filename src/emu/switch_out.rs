@@ -1,4 +1,3 @@
-#![allow(dead_code)]
 //! What the emulated `linux` switches print: a Spectrum ASIC under the
 //! mainline `mlxsw` driver, ports `swp1`, `swp2`, … Each function renders
 //! one command's stdout from the model's [`PortConfig`] and [`PortCounters`]:

@@ -28,6 +28,9 @@ pub const ECN_PMAX_PCT: u32 = 20;
 pub const DEFAULT_FIRMWARE: &str = "28.39.1002";
 pub const DEFAULT_DRIVER: &str = "24.10-1.1.4";
 
+/// ECN marking thresholds of a queue: (min bytes, max bytes, % at max).
+pub type EcnSetting = (u64, u64, u32);
+
 /// A change that happens by itself at a virtual time.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Change {
@@ -349,7 +352,7 @@ impl World {
 
     /// Whether the egress queue of directed link `dir` is on a switch, and
     /// its PFC and ECN settings for the RoCE priority.
-    pub fn queue_config(&self, dir: usize) -> Option<(bool, Option<(u64, u64, u32)>)> {
+    pub fn queue_config(&self, dir: usize) -> Option<(bool, Option<EcnSetting>)> {
         self.port_switch[dir]?;
         let c = &self.port_cfg[dir];
         let p = usize::from(self.roce_prio);
