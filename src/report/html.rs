@@ -14,6 +14,11 @@ use super::sanitize::html_escape as esc;
 
 const RAW_CAP: usize = 16 * 1024;
 
+/// Rows of a test's component table. A 1,024-node pod's random pairs give
+/// 16,384 components; past this many the table keeps the worst and says how
+/// many it left to results.jsonl, so the file stays a few MiB.
+const COMPONENT_ROWS: usize = 5000;
+
 const CSS: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}\
 h1{margin:0 0 4px}table{border-collapse:collapse;margin:8px 0 20px;width:100%}\
 th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}\
@@ -85,6 +90,26 @@ fn curve_svg(points: &[(f64, f64)]) -> String {
         t = pad - 6.0,
         bl = h - pad + 16.0,
     )
+}
+
+/// Worst first: by verdict, then by how close the value came to its
+/// threshold (lowest first where the threshold is a minimum, highest first
+/// where it is a maximum), so a table cut at `COMPONENT_ROWS` drops the best.
+fn worst_first<'a>(vs: &[&'a VerdictRecord]) -> Vec<&'a VerdictRecord> {
+    let mut out = vs.to_vec();
+    out.sort_by(|a, b| {
+        let t = &a.threshold;
+        let lower_is_worse = t.min.is_some() || t.warn_min.is_some();
+        let by_value = match (a.value, b.value) {
+            (Some(x), Some(y)) if lower_is_worse => x.total_cmp(&y),
+            (Some(x), Some(y)) => y.total_cmp(&x),
+            (None, Some(_)) => std::cmp::Ordering::Less,
+            (Some(_), None) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        };
+        b.verdict.cmp(&a.verdict).then(by_value)
+    });
+    out
 }
 
 pub fn render(records: &[Record], run_dir: &Path) -> String {
@@ -244,8 +269,24 @@ pub fn render(records: &[Record], run_dir: &Path) -> String {
                 esc(vs[0].unit.as_deref().unwrap_or(""))
             );
         }
-        h.push_str("<details><summary>all components</summary><table><tr><th>component</th><th>verdict</th><th>value</th><th>samples</th><th>message</th></tr>");
-        for v in vs.iter().take(5000) {
+        let rows = worst_first(vs);
+        if rows.len() > COMPONENT_ROWS {
+            let _ = write!(
+                h,
+                "<details><summary>the worst {COMPONENT_ROWS} of {} components</summary>",
+                rows.len()
+            );
+        } else if rows.len() == 1 {
+            h.push_str("<details><summary>the component</summary>");
+        } else {
+            let _ = write!(
+                h,
+                "<details><summary>all {} components, worst first</summary>",
+                rows.len()
+            );
+        }
+        h.push_str("<table><tr><th>component</th><th>verdict</th><th>value</th><th>samples</th><th>message</th></tr>");
+        for v in rows.iter().take(COMPONENT_ROWS) {
             let samples: Vec<String> = v.samples.iter().map(|x| format!("{x:.2}")).collect();
             let _ = write!(
                 h,
@@ -255,6 +296,13 @@ pub fn render(records: &[Record], run_dir: &Path) -> String {
                 esc(&samples.join(" ")),
                 esc(&v.message),
                 c = v.verdict.as_str()
+            );
+        }
+        if rows.len() > COMPONENT_ROWS {
+            let _ = write!(
+                h,
+                "<tr><td colspan=\"5\">… {} more, each at least as good as the last row above, in results.jsonl</td></tr>",
+                rows.len() - COMPONENT_ROWS
             );
         }
         h.push_str("</table></details>");
@@ -275,4 +323,79 @@ pub fn render(records: &[Record], run_dir: &Path) -> String {
     }
     h.push_str("</body></html>\n");
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::score::threshold::Resolved;
+
+    fn verdict(component: &str, verdict: Verdict, value: f64) -> VerdictRecord {
+        VerdictRecord {
+            test: "bw".into(),
+            kind: "perftest".into(),
+            component: component.into(),
+            verdict,
+            metric: Some("bw_avg_gbps".into()),
+            value: Some(value),
+            unit: Some("Gb/s".into()),
+            threshold: Resolved {
+                min: Some(220.0),
+                warn_min: Some(260.0),
+                ..Default::default()
+            },
+            samples: vec![value],
+            message: String::new(),
+            evidence: Vec::new(),
+            duration_s: 1.0,
+            series: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn components_are_listed_worst_first() {
+        let vs = [
+            verdict("a", Verdict::Pass, 390.0),
+            verdict("b", Verdict::Fail, 200.0),
+            verdict("c", Verdict::Pass, 300.0),
+            verdict("d", Verdict::Warn, 250.0),
+            verdict("e", Verdict::Error, 0.0),
+        ];
+        let refs: Vec<&VerdictRecord> = vs.iter().collect();
+        let order: Vec<&str> = worst_first(&refs)
+            .iter()
+            .map(|v| v.component.as_str())
+            .collect();
+        assert_eq!(order, ["e", "b", "d", "c", "a"]);
+    }
+
+    #[test]
+    fn a_long_component_table_keeps_the_worst_and_counts_the_rest() {
+        let mut records: Vec<Record> = (0..COMPONENT_ROWS + 2)
+            .map(|i| {
+                Record::Verdict(verdict(
+                    &format!("pair{i}"),
+                    Verdict::Pass,
+                    300.0 + i as f64,
+                ))
+            })
+            .collect();
+        records.push(Record::Verdict(verdict("slow", Verdict::Fail, 100.0)));
+        let html = render(&records, Path::new("/nonexistent"));
+        let table = &html[html.find("<h2>bw</h2>").expect("the test's section")..];
+        assert!(table.contains(&format!(
+            "the worst {COMPONENT_ROWS} of {} components",
+            COMPONENT_ROWS + 3
+        )));
+        assert!(table.contains("… 3 more, each at least as good"));
+        let slow = table
+            .find("<td>slow</td>")
+            .expect("the failing pair is listed");
+        assert!(
+            slow < table
+                .find("<td>pair0</td>")
+                .expect("the slowest pass is listed")
+        );
+        assert!(!table.contains(&format!("<td>pair{}</td>", COMPONENT_ROWS + 1)));
+    }
 }

@@ -1,0 +1,391 @@
+//! The scale benchmark of DESIGN.md ("Performance targets"): a 1,024-node ×
+//! 8-rail emulated pod and a suite representative of its acceptance (random
+//! rail pairs covering every NIC, incast samples, a per-rail all_reduce, a
+//! link flap during the random pairs), run in-process through the library so
+//! the peak memory measured is the run's own.
+//!
+//! It reports numbers next to the targets (under 60 s on 2 cores, under 1 GiB
+//! peak) and never asserts on them: a benchmark measures, a test judges.
+//! Run it with `cargo bench --bench scale`; `ROCEGATE_BENCH_NODES=64` runs a
+//! smaller pod of the same shape for a quick look, `ROCEGATE_BENCH_KEEP=1`
+//! keeps the temp dir (pod, suite, run directory) to look at afterwards.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use rocegate::cli::{Cli, Command, InventoryCommand, RunArgs};
+use rocegate::config::check_suite::TestKind;
+use rocegate::config::model::Inventory;
+use rocegate::plan::{Plan, Step};
+
+const TARGET_WALL: Duration = Duration::from_secs(60);
+const TARGET_RSS: u64 = 1 << 30;
+const RAILS: u32 = 8;
+
+/// Flows per NCCL ring edge: 2 channels × the `NCCL_IB_QPS_PER_CONNECTION`
+/// rocegate sets (4), as the emulator models a collective.
+const NCCL_FLOWS_PER_EDGE: usize = 2 * 4;
+
+/// The suite, for a pod of `nodes` nodes: every kind of traffic an
+/// acceptance of a large pod runs, without the full mesh (at 1,024 nodes
+/// that is 1,023 rounds of 4,096 pairs: hours on real hardware).
+fn suite_yaml(nodes: u32) -> String {
+    let width = nodes.to_string().len().max(3);
+    // A host-side flap on a NIC in the middle of the pod, on a middle rail.
+    let target = format!("gpu{:0width$}:mlx5_3", nodes / 2 + 1);
+    let mut yaml = format!(
+        "\
+suite:
+  name: scale-acceptance
+  description: Acceptance of a large pod without the full mesh (benches/scale.rs).
+gate:
+  fail_on: [fail, error]
+defaults:
+  timeout: 120s
+tests:
+  # Random matchings of nodes, all rails at once: each round covers every NIC.
+  - name: random-bw
+    perftest: {{tool: ib_write_bw, size: 1M, duration: 5s, qps: 8}}
+    pattern: {{random: {{rounds: 4, seed: 7}}}}
+    expect: {{min_pct_of_line_rate: 55, warn_pct_of_line_rate: 65}}
+  # Eight senders into one receiver, per rail, a handful of groups.
+  - name: incast
+    perftest: {{tool: ib_write_bw, size: 1M, duration: 5s, qps: 1}}
+    pattern: {{incast: {{senders: 8, samples: 8}}}}
+    expect: {{min_pct_of_line_rate: 90, warn_pct_of_line_rate: 95}}
+  # A host link down for 10 s while the random pairs run; perftest's QPs
+  # (-u 14, about 0.5 s of retries) do not survive it, so its pair may fail.
+  - name: flap
+    fault: {{link_flap: {{target: '{target}'}}, during: random-bw, at: 3s, for: 10s}}
+    expect: {{workload: may_fail}}
+"
+    );
+    // One all_reduce over every node per rail: one GPU and one NIC per node,
+    // as nccl-tests' NCCL_TESTS_SPLIT runs one communicator per rail. One
+    // 400G NIC gives 46-49 GB/s of busbw (DESIGN.md); the thresholds are the
+    // acceptance suite's 300 and 340 GB/s over 8 rails, per rail.
+    for r in 0..RAILS {
+        yaml += &format!(
+            "  - name: allreduce-r{r}
+    nccl: {{tool: all_reduce_perf, min_bytes: 8, max_bytes: 8G, gpus_per_node: 1}}
+    pattern: all-nodes
+    rails: [{r}]
+    timeout: 600s
+    expect: {{min: 37.5, warn_min: 42.5}}
+"
+        );
+    }
+    yaml
+}
+
+/// Flows the emulator shares max-min fairly for one step, from the plan.
+fn flows(inv: &Inventory, kind: &TestKind, step: &Step) -> usize {
+    let (qps, bidir) = match kind {
+        TestKind::Perftest(p) => (p.qps.unwrap_or(1) as usize, p.bidirectional),
+        _ => (1, false),
+    };
+    match step {
+        Step::Pair { .. } => qps * if bidir { 2 } else { 1 },
+        Step::Incast(i) => i.senders.len() * qps,
+        Step::Collective(c) => {
+            let edges = if c.nodes.len() > 1 { c.nodes.len() } else { 0 };
+            let rails = c.rails.iter().filter(|&&r| r < inv.fabric.rails).count();
+            edges * rails * NCCL_FLOWS_PER_EDGE
+        }
+    }
+}
+
+fn peak_rss_bytes() -> u64 {
+    // SAFETY: getrusage only writes into the struct we hand it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return 0;
+    }
+    // Linux reports ru_maxrss in KiB, and keeps it across execve: before
+    // this process's own use passes it, it shows its launcher's (cargo's).
+    ru.ru_maxrss.max(0) as u64 * 1024
+}
+
+/// The kernel's own high-water mark for this process image (`VmHWM`).
+/// Unlike `ru_maxrss`, which Linux carries across `execve` and so may show
+/// the footprint of the process that launched this one (cargo), it starts
+/// from zero at exec.
+fn vm_hwm_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+fn file_size(path: &Path) -> String {
+    match std::fs::metadata(path) {
+        Ok(m) => mib(m.len()),
+        Err(e) => format!("missing ({e})"),
+    }
+}
+
+/// Files and bytes under `dir`, recursively.
+fn tree_size(dir: &Path) -> (u64, u64) {
+    let mut files = 0;
+    let mut bytes = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            match e.metadata() {
+                Ok(m) if m.is_dir() => stack.push(e.path()),
+                Ok(m) => {
+                    files += 1;
+                    bytes += m.len();
+                }
+                Err(_) => {}
+            }
+        }
+    }
+    (files, bytes)
+}
+
+fn lines_in(path: &Path) -> usize {
+    std::fs::read(path)
+        .map(|b| b.iter().filter(|&&c| c == b'\n').count())
+        .unwrap_or(0)
+}
+
+fn count(path: &Path, needle: &str) -> usize {
+    std::fs::read_to_string(path)
+        .map(|t| t.matches(needle).count())
+        .unwrap_or(0)
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.2} s", d.as_secs_f64())
+}
+
+fn fail(what: &str, e: impl std::fmt::Display) -> ! {
+    eprintln!("bench scale: {what}: {e}");
+    std::process::exit(2);
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; `cargo test --benches` runs this
+    // binary without it, and then a small pod checks that it works, quickly.
+    let bench_mode = std::env::args().any(|a| a == "--bench");
+    let nodes: u32 = std::env::var("ROCEGATE_BENCH_NODES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if bench_mode { 1024 } else { 16 });
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| fail("temp dir", e));
+    let inv_path = tmp.path().join("pod.yaml");
+    let suite_path = tmp.path().join("suite.yaml");
+    let out = tmp.path().join("run");
+    let (inv_s, suite_s, out_s) = (
+        inv_path.display().to_string(),
+        suite_path.display().to_string(),
+        out.display().to_string(),
+    );
+    println!(
+        "rocegate scale benchmark: {nodes} nodes x {RAILS} rails x 400G, emulated, in {}",
+        tmp.path().display()
+    );
+    let whole = Instant::now();
+
+    // 1. The pod, by the code behind `rocegate inventory generate`.
+    let t = Instant::now();
+    let nodes_s = nodes.to_string();
+    let cli = Cli::try_parse_from([
+        "rocegate",
+        "inventory",
+        "generate",
+        "--name",
+        "scale-pod",
+        "--nodes",
+        &nodes_s,
+        "--rails",
+        "8",
+        "--speed-gbps",
+        "400",
+        "-o",
+        &inv_s,
+    ])
+    .unwrap_or_else(|e| fail("generate arguments", e));
+    let Some(Command::Inventory(InventoryCommand::Generate(g))) = cli.command else {
+        fail("generate arguments", "not parsed as `inventory generate`");
+    };
+    rocegate::app::generate_inventory(&g).unwrap_or_else(|e| fail("generate", e));
+    let t_generate = t.elapsed();
+    let rss_generate = peak_rss_bytes();
+
+    std::fs::write(&suite_path, suite_yaml(nodes)).unwrap_or_else(|e| fail("write suite", e));
+
+    // 2. Load, validate and plan alone, to time them and count the work
+    // (`run` does the same again inside it).
+    let t = Instant::now();
+    let inputs =
+        rocegate::inputs::load(Some(&inv_s), Some(&suite_s)).unwrap_or_else(|e| fail("load", e));
+    let t_load = t.elapsed();
+    let t = Instant::now();
+    let plan: Plan =
+        rocegate::plan::build(&inputs.suite, &inputs.inventory, &Default::default(), 1)
+            .unwrap_or_else(|e| fail("plan", e));
+    let t_plan = t.elapsed();
+    let (mut steps, mut rounds, mut nflows) = (0, 0, 0);
+    let mut per_test = Vec::new();
+    for tp in &plan.tests {
+        let test = &inputs.suite.tests[tp.test];
+        // A fault runs one round of its target again, with the fault in it.
+        let (kind, work, repeat): (&TestKind, Vec<&Step>, usize) = match &test.kind {
+            TestKind::Fault(f) => {
+                let target = &inputs.suite.tests[f.during];
+                let round = plan
+                    .tests
+                    .iter()
+                    .find(|t| t.test == f.during)
+                    .and_then(|t| t.rounds.first());
+                (&target.kind, round.into_iter().flatten().collect(), 1)
+            }
+            kind => (
+                kind,
+                tp.rounds.iter().flatten().collect(),
+                test.repeat as usize,
+            ),
+        };
+        let f = work
+            .iter()
+            .map(|s| flows(&inputs.inventory, kind, s))
+            .sum::<usize>()
+            * repeat;
+        let r = if matches!(test.kind, TestKind::Fault(_)) {
+            1
+        } else {
+            tp.rounds.len() * repeat
+        };
+        steps += work.len() * repeat;
+        rounds += r;
+        nflows += f;
+        per_test.push(format!(
+            "  {:<14} {:>3} rounds {:>6} steps {:>8} flows",
+            test.name,
+            r,
+            work.len() * repeat,
+            f
+        ));
+    }
+    let (inv_nodes, inv_nics) = (inputs.inventory.nodes.len(), inputs.inventory.nics.len());
+    drop(plan);
+    drop(inputs);
+    let rss_plan = peak_rss_bytes();
+
+    // 3. The run, in this process, as `rocegate run` does it.
+    let cli = Cli::try_parse_from([
+        "rocegate",
+        "run",
+        "-i",
+        &inv_s,
+        "-s",
+        &suite_s,
+        "--out",
+        &out_s,
+        "--progress",
+        "none",
+    ])
+    .unwrap_or_else(|e| fail("run arguments", e));
+    let run_args: RunArgs = match cli.command {
+        Some(Command::Run(a)) => a,
+        _ => fail("run arguments", "not parsed as `run`"),
+    };
+    let t = Instant::now();
+    let code = rocegate::app::run(&run_args).unwrap_or_else(|e| fail("run", e));
+    let t_run = t.elapsed();
+    let t_whole = whole.elapsed();
+    let rss = peak_rss_bytes();
+
+    // 4. The outputs again, from results.jsonl as `rocegate report` builds
+    // them, each timed: report generation should stay linear in results.
+    let t = Instant::now();
+    let records = rocegate::report::jsonl::read(&out.join("results.jsonl"))
+        .unwrap_or_else(|e| fail("read results.jsonl", e));
+    let t_read = t.elapsed();
+    let t = Instant::now();
+    let junit =
+        rocegate::report::junit::render(&records, &out, rocegate::report::junit::DEFAULT_ROLLUP)
+            .unwrap_or_else(|e| fail("junit", e));
+    let t_junit = t.elapsed();
+    let t = Instant::now();
+    let html = rocegate::report::html::render(&records, &out);
+    let t_html = t.elapsed();
+    let t = Instant::now();
+    let summary = rocegate::report::summary::summary_json(&records, &out_s);
+    let t_summary = t.elapsed();
+    let nrecords = records.len();
+    drop((records, junit, html, summary));
+
+    let (raw_files, raw_bytes) = tree_size(&out.join("raw"));
+    let ok = |good: bool| if good { "within target" } else { "OVER TARGET" };
+    println!();
+    println!("pod           {inv_nodes} nodes, {inv_nics} NICs");
+    println!("plan          {rounds} rounds, {steps} steps (repetitions included), {nflows} flows");
+    for line in &per_test {
+        println!("{line}");
+    }
+    println!("generate      {}", secs(t_generate));
+    println!(
+        "load          {} (parse + validate both files)",
+        secs(t_load)
+    );
+    println!("plan          {}", secs(t_plan));
+    println!(
+        "run           {} (rocegate run: load, plan, run, outputs; exit {code})",
+        secs(t_run)
+    );
+    println!(
+        "wall          {} (target < {} s): {}",
+        secs(t_whole),
+        TARGET_WALL.as_secs(),
+        ok(t_whole < TARGET_WALL)
+    );
+    println!(
+        "peak RSS      {} (ru_maxrss; target < 1024 MiB): {}; {} after generate, {} after plan",
+        mib(rss),
+        ok(rss < TARGET_RSS),
+        mib(rss_generate),
+        mib(rss_plan)
+    );
+    if let Some(hwm) = vm_hwm_bytes() {
+        println!(
+            "              {} VmHWM (this process image alone)",
+            mib(hwm)
+        );
+    }
+    println!(
+        "results.jsonl {} ({} records)",
+        file_size(&out.join("results.jsonl")),
+        lines_in(&out.join("results.jsonl"))
+    );
+    println!(
+        "junit.xml     {} ({} testcases)",
+        file_size(&out.join("junit.xml")),
+        count(&out.join("junit.xml"), "<testcase")
+    );
+    println!("report.html   {}", file_size(&out.join("report.html")));
+    println!("summary.json  {}", file_size(&out.join("summary.json")));
+    println!("raw/          {} in {raw_files} files", mib(raw_bytes));
+    println!(
+        "rebuild       {} for {nrecords} records: read {}, junit {}, html {}, summary {}",
+        secs(t_read + t_junit + t_html + t_summary),
+        secs(t_read),
+        secs(t_junit),
+        secs(t_html),
+        secs(t_summary)
+    );
+    if std::env::var_os("ROCEGATE_BENCH_KEEP").is_some() {
+        let kept = tmp.keep();
+        println!("kept          {}", kept.display());
+    }
+}
