@@ -397,13 +397,30 @@ const SETTING_KEYS: [&str; 27] = [
     "Number of flows",
 ];
 
+/// `SETTING_KEYS` lowercased once.
+static SETTING_KEYS_LOWER: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+    SETTING_KEYS
+        .iter()
+        .map(|k| k.to_ascii_lowercase())
+        .collect()
+});
+
 fn read_settings(line: &str, settings: &mut BTreeMap<String, String>) -> bool {
+    // Every setting is `Key : value`; the address and GID lines that make
+    // up most of a many-QP header hold none.
+    let t = line.trim_start();
+    if !line.contains(':')
+        || t.starts_with("local address")
+        || t.starts_with("remote address")
+        || t.starts_with("GID:")
+    {
+        return false;
+    }
     let mut any = false;
     let lower = line.to_ascii_lowercase();
-    for key in SETTING_KEYS {
-        let lk = key.to_ascii_lowercase();
+    for (key, lk) in SETTING_KEYS.iter().zip(SETTING_KEYS_LOWER.iter()) {
         let mut from = 0;
-        while let Some(pos) = lower[from..].find(&lk) {
+        while let Some(pos) = lower[from..].find(lk.as_str()) {
             let start = from + pos;
             from = start + lk.len();
             let boundary = start == 0 || lower.as_bytes()[start - 1].is_ascii_whitespace();
