@@ -272,3 +272,64 @@ fn a_bare_rocegate_is_rocegate_run_with_the_same_defaults() {
     assert_eq!(a[0]["seed"], 1);
     assert_eq!(a, b);
 }
+
+#[test]
+fn the_faults_suite_delivers_each_fault_and_judges_its_workload() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_to(dir.path(), &["--suite", "suites/faults.yaml"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let records = virtual_records(dir.path());
+    let verdict = |test: &str| {
+        records
+            .iter()
+            .find(|r| r["event"] == "verdict" && r["test"] == test)
+            .unwrap_or_else(|| panic!("no verdict for {test}"))
+            .clone()
+    };
+    // ECMP moves the flows off a flapped uplink: nothing fails.
+    assert_eq!(verdict("uplink-flap")["value"], 0.0);
+    // A 10 s host flap outlasts perftest's 0.54 s retry budget: exactly the
+    // pair on that NIC fails, with the completion error perftest prints.
+    let host = verdict("host-flap");
+    assert_eq!(host["value"], 1.0);
+    let msg = host["message"].as_str().unwrap();
+    assert!(
+        msg.contains("gpu003:mlx5_0<->") && msg.contains("Failed status 12"),
+        "{msg}"
+    );
+    // Routing stopped on r0-leaf2 cuts every cross-leaf pair of rail 0.
+    assert_eq!(verdict("leaf-routing")["value"], 8.0);
+    // NCCL rides out 10 s within its 34 s budget, at a lower average.
+    assert_eq!(verdict("nccl-rides-out-a-flap")["verdict"], "pass");
+    let busbw = |test: &str| {
+        records
+            .iter()
+            .find(|r| r["event"] == "sample" && r["test"] == test && r["value"].is_number())
+            .and_then(|r| r["value"].as_f64())
+            .unwrap()
+    };
+    let (clean, flapped) = (busbw("allreduce"), busbw("nccl-rides-out-a-flap"));
+    assert!(flapped < clean * 0.6, "{flapped} vs {clean}");
+    // The fault commands are in the raw evidence, timed.
+    let cmds: Vec<String> = records
+        .iter()
+        .filter(|r| r["event"] == "sample" && r["test"] == "leaf-routing")
+        .flat_map(|r| r["commands"].as_array().unwrap().clone())
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        cmds.iter()
+            .any(|c| c.contains("r0-leaf2 (at 5s): systemctl stop frr")),
+        "{cmds:?}"
+    );
+    assert!(
+        cmds.iter()
+            .any(|c| c.contains("r0-leaf2 (at 13s): systemctl start frr")),
+        "{cmds:?}"
+    );
+}

@@ -789,20 +789,27 @@ impl Emulator {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(7),
         );
-        // The job's length depends on its bandwidth and its bandwidth on what
-        // happens while it runs: settle the two by a few rounds.
-        let first = segs.iter().find(|s| s.t1 > t0).map_or(0.0, &busbw_in);
+        // The job moves a fixed amount of data: what its bandwidth moves in
+        // the time the job takes at that bandwidth. Under
+        // a fault it takes until that much has moved, and reports the average.
+        // (A ring that starts without a path waits for one: its reference
+        // bandwidth is the first it gets.)
+        let first = segs
+            .iter()
+            .filter(|s| s.t1 > t0)
+            .map(&busbw_in)
+            .find(|&b| b > 0.0)
+            .unwrap_or(0.0);
         let mut busbw = fixed.unwrap_or(first);
         let mut rendered = nccl::render(job, &outcome(busbw.max(1e-3)));
-        if fixed.is_none() {
-            for _ in 0..3 {
-                let t1 = t0 + rendered.1;
-                let avg = batch::integrate(segs, t0, t1, &busbw_in) / (t1 - t0).max(1e-9);
-                if (avg - busbw).abs() <= busbw * 1e-6 {
-                    break;
+        if fixed.is_none() && busbw > 0.0 {
+            let work = busbw * rendered.1;
+            if let Some(t1) = batch::finish_time(segs, t0, work, &busbw_in) {
+                let avg = work / (t1 - t0).max(1e-9);
+                if (avg - busbw).abs() > busbw * 1e-9 {
+                    busbw = avg;
+                    rendered = nccl::render(job, &outcome(busbw));
                 }
-                busbw = avg;
-                rendered = nccl::render(job, &outcome(busbw.max(1e-3)));
             }
         }
         let stall = if fixed.is_none() {

@@ -68,7 +68,12 @@ pub fn target(inv: &Inventory, f: &Fault) -> String {
     match &f.action {
         FaultAction::LinkFlap { end, .. } => format!("link flap {}", inv.end_name(end)),
         FaultAction::LeafReset { switch, mode } => {
-            format!("leaf reset {} ({mode:?})", inv.switches[*switch].name).to_lowercase()
+            let mode = match mode {
+                LeafResetMode::PortsDown => "ports_down",
+                LeafResetMode::RoutingRestart => "routing_restart",
+                LeafResetMode::Reload => "reload",
+            };
+            format!("leaf reset {} ({mode})", inv.switches[*switch].name)
         }
     }
 }
