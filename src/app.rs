@@ -266,12 +266,14 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
             a.pace,
         )),
         TransportSpec::Local => Box::new(crate::exec::local::LocalTransport::default()),
-        TransportSpec::Ssh(_) => {
-            return Err(AppError::Input(format!(
-                "{}: transport ssh is not available in this build; use emulated or local",
-                i.inventory.source.path
-            )))
-        }
+        TransportSpec::Ssh(spec) => Box::new(
+            crate::exec::ssh::SshTransport::new(&i.inventory, spec).map_err(|e| {
+                AppError::Input(format!(
+                    "cannot prepare the ssh control directory in {}: {e}",
+                    std::env::temp_dir().display()
+                ))
+            })?,
+        ),
     };
     let started = utc_now();
     let dir = make_run_dir(a.out.as_deref(), &i.suite.name, started)?;
