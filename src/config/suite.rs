@@ -403,6 +403,17 @@ pub enum LeafResetMode {
     Reload,
 }
 
+impl LeafResetMode {
+    /// The name a suite spells it with.
+    pub fn label(self) -> &'static str {
+        match self {
+            LeafResetMode::PortsDown => "ports_down",
+            LeafResetMode::RoutingRestart => "routing_restart",
+            LeafResetMode::Reload => "reload",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {

@@ -16,7 +16,7 @@ use crate::config::model::{End, NicId};
 use crate::exec::types::{InvocationOutput, StepCommands};
 
 use super::congestion::{Ecn, FlowIn, QueueConfig, QueueCounts, QueueTrace};
-use super::fabric::{goodput_factor, Fabric, ROCE_OVERHEAD_BYTES};
+use super::fabric::{Fabric, ROCE_OVERHEAD_BYTES};
 use super::share::{self, Demand};
 use super::world::{Change, EndRef, World};
 use super::{Emulator, Parsed};
@@ -167,7 +167,9 @@ pub fn stall_failure(
         let stalled = flows.iter().any(|&f| s.paths[f].is_none());
         if stalled {
             let start = *since.get_or_insert(a.max(s.t0));
-            if start + budget < s.t1.min(b.max(start + budget + 1e-9)) || s.t1.is_infinite() {
+            // A stall that began in the window kills the QPs once it
+            // outlasts their budget, even past the window's planned end.
+            if start + budget < s.t1 {
                 return Some(start + budget);
             }
         } else {
@@ -477,7 +479,6 @@ impl Emulator {
         let mtu = f64::from(self.fabric.mtu);
         let frame = mtu + ROCE_OVERHEAD_BYTES - 20.0;
         let wire_pkt = mtu + ROCE_OVERHEAD_BYTES;
-        let _ = goodput_factor;
         let prio = self.world.roce_prio;
         for s in segs {
             let lo = a.max(s.t0);
@@ -496,10 +497,8 @@ impl Emulator {
                 let pkts = r * 1e9 / 8.0 * (whi - wlo) / mtu;
                 let bytes = pkts * frame;
                 for &d in path {
-                    let from = self.world.end(d);
                     let to = self.world.end(d ^ 1);
-                    self.world.add_tx(from, bytes, pkts);
-                    self.world.add_rx(to, bytes, pkts);
+                    self.world.add_hop(self.world.end(d), to, bytes, pkts);
                     let ber = self.fabric.ber[d / 2];
                     if ber > 0.0 {
                         let bad = pkts * packet_error(ber, wire_pkt);

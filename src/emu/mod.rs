@@ -600,12 +600,12 @@ impl Emulator {
         let mut probes: Vec<(f64, usize, usize)> = Vec::new();
         for (si, step) in parsed.iter().enumerate() {
             for (ii, pp) in step.iter().enumerate() {
-                let unreachable = self.unreachable(&batch[si].invocations[ii].host);
                 match pp {
-                    Parsed::Fault(_) if !unreachable => {
+                    // A rebooting switch never receives the command.
+                    Parsed::Fault(_) if !self.unreachable(&batch[si].invocations[ii].host) => {
                         events.push((at(si, ii), Event::Cmd(si, ii)))
                     }
-                    Parsed::Fault(_) | Parsed::Probe(_) => probes.push((at(si, ii), si, ii)),
+                    Parsed::Probe(_) => probes.push((at(si, ii), si, ii)),
                     _ => {}
                 }
             }
@@ -657,15 +657,9 @@ impl Emulator {
                         o.exit = Some(*exit);
                         o.ended_s = t0 + secs;
                     }
-                    Parsed::Fault(_) | Parsed::Probe(_) => {
-                        o.ended_s = t0 + 0.02;
-                        if self.unreachable(&batch[si].invocations[ii].host) {
-                            let host = &batch[si].invocations[ii].host;
-                            o.exit = Some(255);
-                            o.stderr =
-                                format!("ssh: connect to host {host} port 22: No route to host\n");
-                            o.failure = Some(ExecFailure::Unreachable(o.stderr.trim().to_string()));
-                        }
+                    // Reads are answered at their time, in `replay`.
+                    Parsed::Fault(_) => {
+                        *o = self.short_output(&batch[si].invocations[ii].host, t0);
                     }
                     Parsed::Perf { p, .. } if !paired.contains_key(&(si, ii)) => {
                         if p.server.is_none() {

@@ -218,9 +218,9 @@ impl Emulator {
             .is_some_and(|&s| self.world.rebooting[s])
     }
 
-    /// Answers a read at virtual time `t` from the state as it is then.
-    pub(super) fn read(&self, probe: &Probe, host: &str, t: f64) -> InvocationOutput {
-        let w = &self.world;
+    /// A short command's output at `t`, before its text: empty and
+    /// successful, or ssh's failure when the host is a rebooting switch.
+    pub(super) fn short_output(&self, host: &str, t: f64) -> InvocationOutput {
         let mut o = InvocationOutput {
             stdout: String::new(),
             stderr: String::new(),
@@ -233,6 +233,15 @@ impl Emulator {
             o.exit = Some(255);
             o.stderr = format!("ssh: connect to host {host} port 22: No route to host\n");
             o.failure = Some(ExecFailure::Unreachable(o.stderr.trim().to_string()));
+        }
+        o
+    }
+
+    /// Answers a read at virtual time `t` from the state as it is then.
+    pub(super) fn read(&self, probe: &Probe, host: &str, t: f64) -> InvocationOutput {
+        let w = &self.world;
+        let mut o = self.short_output(host, t);
+        if o.failure.is_some() {
             return o;
         }
         o.stdout = match probe {

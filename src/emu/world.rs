@@ -255,40 +255,38 @@ impl World {
         }
     }
 
-    /// Traffic leaving an end.
-    pub fn add_tx(&mut self, end: EndRef, bytes: f64, pkts: f64) {
+    /// RoCE traffic over one directed link: sent by `from`, received by
+    /// `to`, in the totals and on the RoCE priority.
+    pub fn add_hop(&mut self, from: EndRef, to: EndRef, bytes: f64, pkts: f64) {
         let p = self.roce_prio;
-        match end {
+        let add = |b: &mut f64, k: &mut f64| {
+            *b += bytes;
+            *k += pkts;
+        };
+        match from {
             EndRef::Nic(n) => {
-                self.nic[n].tx_bytes += bytes;
-                self.nic[n].tx_packets += pkts;
+                let c = &mut self.nic[n];
+                add(&mut c.tx_bytes, &mut c.tx_packets);
             }
             EndRef::Port(i) => {
-                self.port[i].tx_bytes += bytes;
-                self.port[i].tx_packets += pkts;
+                let c = &mut self.port[i];
+                add(&mut c.tx_bytes, &mut c.tx_packets);
             }
         }
-        let c = self.prio(end, p);
-        c.tx_bytes += bytes;
-        c.tx_packets += pkts;
-    }
-
-    /// Traffic arriving at an end.
-    pub fn add_rx(&mut self, end: EndRef, bytes: f64, pkts: f64) {
-        let p = self.roce_prio;
-        match end {
+        let c = self.prio(from, p);
+        add(&mut c.tx_bytes, &mut c.tx_packets);
+        match to {
             EndRef::Nic(n) => {
-                self.nic[n].rx_bytes += bytes;
-                self.nic[n].rx_packets += pkts;
+                let c = &mut self.nic[n];
+                add(&mut c.rx_bytes, &mut c.rx_packets);
             }
             EndRef::Port(i) => {
-                self.port[i].rx_bytes += bytes;
-                self.port[i].rx_packets += pkts;
+                let c = &mut self.port[i];
+                add(&mut c.rx_bytes, &mut c.rx_packets);
             }
         }
-        let c = self.prio(end, p);
-        c.rx_bytes += bytes;
-        c.rx_packets += pkts;
+        let c = self.prio(to, p);
+        add(&mut c.rx_bytes, &mut c.rx_packets);
     }
 
     /// Frames received with a bad FCS at an end (a cable with bit errors).

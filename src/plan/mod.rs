@@ -238,35 +238,40 @@ fn nics_behind_link(inv: &Inventory, link: usize) -> Vec<NicId> {
     }
 }
 
+/// NICs a fault cuts off: those behind the flapped link, or behind any
+/// link of the reset leaf.
+pub fn cut_off(inv: &Inventory, f: &crate::config::check_suite::Fault) -> Vec<NicId> {
+    match &f.action {
+        FaultAction::LinkFlap { link, .. } => nics_behind_link(inv, *link),
+        FaultAction::LeafReset { switch, .. } => inv.switches[*switch]
+            .links
+            .iter()
+            .flat_map(|&l| nics_behind_link(inv, l))
+            .collect(),
+    }
+}
+
 pub fn disruption(
     suite: &Suite,
     inv: &Inventory,
     test: usize,
     f: &crate::config::check_suite::Fault,
 ) -> Disruption {
-    let (action, target, nics, fabric_down) = match &f.action {
+    let nics = cut_off(inv, f);
+    let (action, target, fabric_down) = match &f.action {
         FaultAction::LinkFlap { end, link } => {
-            let nics = nics_behind_link(inv, *link);
             let fabric = usize::from(inv.links[*link].kind == LinkKind::Fabric);
-            ("link_flap".to_string(), inv.end_name(end), nics, fabric)
+            ("link_flap".to_string(), inv.end_name(end), fabric)
         }
         FaultAction::LeafReset { switch, mode } => {
-            let mut nics = Vec::new();
-            let mut fabric = 0;
-            for &l in &inv.switches[*switch].links {
-                nics.extend(nics_behind_link(inv, l));
-                fabric += usize::from(inv.links[l].kind == LinkKind::Fabric);
-            }
+            let fabric = inv.switches[*switch]
+                .links
+                .iter()
+                .filter(|&&l| inv.links[l].kind == LinkKind::Fabric)
+                .count();
             (
-                format!(
-                    "leaf_reset ({})",
-                    serde_json::to_value(mode)
-                        .ok()
-                        .and_then(|v| v.as_str().map(String::from))
-                        .unwrap_or_default()
-                ),
+                format!("leaf_reset ({})", mode.label()),
                 inv.switches[*switch].name.clone(),
-                nics,
                 fabric,
             )
         }

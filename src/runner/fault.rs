@@ -5,8 +5,7 @@
 //! Recovery time (`recovers_within`, `min_fraction`) needs a time series of
 //! the workload; this minimal step does not judge it and says so.
 
-use crate::config::check_suite::{Fault, FaultAction, Test};
-use crate::config::model::{End, NicId};
+use crate::config::check_suite::{Fault, Test};
 use crate::config::suite::WorkloadOutcome;
 use crate::exec::Cancel;
 use crate::report::events::*;
@@ -16,25 +15,6 @@ use crate::workload::fault::{fault_step, starts, target};
 use super::{component, sampler, Engine, Sink};
 
 impl Engine<'_> {
-    /// NICs the fault cuts off, to pick the round that exercises it.
-    fn cut_off(&self, f: &Fault) -> Vec<NicId> {
-        match &f.action {
-            FaultAction::LinkFlap { link, .. } => {
-                let l = &self.inv.links[*link];
-                [&l.a, &l.b]
-                    .into_iter()
-                    .filter_map(|e| match e {
-                        End::Nic(n) => Some(*n),
-                        End::Port { .. } => None,
-                    })
-                    .collect()
-            }
-            FaultAction::LeafReset { switch, .. } => (0..self.inv.nics.len())
-                .filter(|&n| self.inv.nic_leaf(n).map(|(s, _)| s) == Some(*switch))
-                .collect(),
-        }
-    }
-
     pub(super) async fn run_fault(
         &self,
         test: &Test,
@@ -66,7 +46,8 @@ impl Engine<'_> {
             .iter()
             .find(|tp| tp.test == f.during)
             .and_then(|tp| {
-                let cut = self.cut_off(f);
+                // The first round that exercises what the fault cuts off.
+                let cut = crate::plan::cut_off(self.inv, f);
                 tp.rounds
                     .iter()
                     .find(|r| {

@@ -68,12 +68,11 @@ pub fn target(inv: &Inventory, f: &Fault) -> String {
     match &f.action {
         FaultAction::LinkFlap { end, .. } => format!("link flap {}", inv.end_name(end)),
         FaultAction::LeafReset { switch, mode } => {
-            let mode = match mode {
-                LeafResetMode::PortsDown => "ports_down",
-                LeafResetMode::RoutingRestart => "routing_restart",
-                LeafResetMode::Reload => "reload",
-            };
-            format!("leaf reset {} ({mode})", inv.switches[*switch].name)
+            format!(
+                "leaf reset {} ({})",
+                inv.switches[*switch].name,
+                mode.label()
+            )
         }
     }
 }
