@@ -26,9 +26,54 @@ pub enum Command {
     Report(ReportArgs),
     /// Parse a perftest or nccl-tests output file into JSON.
     Parse(ParseArgs),
+    /// Ask every host the plan touches, in one round trip each: reachable,
+    /// tools and versions, RDMA devices, GID tables, clock skew.
+    Preflight(PreflightArgs),
+    /// Run one command on many hosts at once over the inventory's transport
+    /// (pdsh-style output: `host: line`).
+    Exec(ExecArgs),
     /// Inventory tools.
     #[command(subcommand)]
     Inventory(InventoryCommand),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct PreflightArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub narrow: NarrowArgs,
+    /// Print JSON instead of a table
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ExecArgs {
+    /// Inventory file [default: inventory/emulated.yaml, or the built-in copy]
+    #[arg(long, short = 'i')]
+    pub inventory: Option<String>,
+    /// Only these nodes or switches (hostlist) [default: every node]
+    #[arg(long, short = 'w')]
+    pub nodes: Option<String>,
+    /// Add every switch
+    #[arg(long)]
+    pub switches: bool,
+    /// Dead-man timeout of the command on each host
+    #[arg(long, default_value = "60s")]
+    pub timeout: String,
+    /// Run the command this many times in sequence (for measuring)
+    #[arg(long, default_value_t = 1)]
+    pub repeat: u32,
+    /// Open a fresh ssh connection per command (no ControlMaster reuse)
+    #[arg(long)]
+    pub no_reuse: bool,
+    /// Print only failures and the summary line
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// The command and its arguments
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -13,6 +13,8 @@ fn main() {
         Command::Plan(a) => app::plan(&a),
         Command::Report(a) => app::report(&a),
         Command::Parse(a) => app::parse(&a),
+        Command::Preflight(a) => app::remote::preflight_cmd(&a),
+        Command::Exec(a) => app::remote::exec_cmd(&a),
         Command::Inventory(InventoryCommand::Generate(a)) => app::generate_inventory(&a),
     };
     let code = match result {

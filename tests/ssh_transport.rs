@@ -265,3 +265,62 @@ async fn timed_commands_start_at_their_offset() {
     assert!(out[0][0].started_s - before >= 1.5, "{:?}", out[0][0]);
     assert!(out[0][1].started_s < out[0][0].started_s);
 }
+
+/// The preflight in one round trip per host: the live host reports its name,
+/// tools and clock (same machine, so the skew is within the round trip);
+/// the dead one is reported unreachable, and a later command to it fails at
+/// once without another connect attempt.
+#[tokio::test(flavor = "multi_thread")]
+async fn preflight_reads_a_live_host_and_marks_a_dead_one() {
+    use rocegate::exec::preflight::{self, Target};
+    let s = need_server!();
+    let t = transport(&s, "user");
+    let target = |host: &str| Target {
+        host: host.into(),
+        switch: false,
+        required: ["iperf3".to_string(), "rocegate-no-such-tool".to_string()]
+            .into_iter()
+            .collect(),
+        devices: Vec::new(),
+        netdevs: vec!["lo".into()],
+    };
+    let (_tx, rx) = tokio::sync::watch::channel(false);
+    let reports = preflight::run(&t, &[target("h1"), target("dead")], rx).await;
+    let live = &reports[0];
+    assert!(live.reachable, "{live:?}");
+    assert!(!live.hostname.is_empty());
+    assert!(live.tools["ip"].is_some(), "{:?}", live.tools);
+    assert!(
+        live.problems
+            .iter()
+            .any(|p| p == "not installed: rocegate-no-such-tool"),
+        "{:?}",
+        live.problems
+    );
+    let skew = live.clock_skew_s.expect("a clock reading");
+    assert!(
+        skew.abs() <= live.skew_uncertainty_s.unwrap() + 0.05,
+        "same clock: {skew} vs ±{:?}",
+        live.skew_uncertainty_s
+    );
+    let dead = &reports[1];
+    assert!(!dead.reachable);
+    assert!(
+        dead.error
+            .as_deref()
+            .unwrap()
+            .starts_with("unreachable: dead:"),
+        "{dead:?}"
+    );
+    let started = Instant::now();
+    let out = run(&t, vec![vec![inv("dead", "true", Role::Probe, 20)]]).await;
+    assert!(
+        matches!(&out[0][0].failure, Some(ExecFailure::Unreachable(m)) if m.contains("at preflight")),
+        "{:?}",
+        out[0][0]
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "not retried"
+    );
+}

@@ -149,6 +149,14 @@ pub struct SshSpec {
     pub per_host: usize,
     #[serde(default = "default_connect_timeout")]
     pub connect_timeout: Span,
+    /// Reuse one connection per host (OpenSSH ControlMaster) for every
+    /// command; `false` opens a fresh connection per command.
+    #[serde(default = "default_true")]
+    pub control_master: bool,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 fn default_ssh_port() -> u16 {

@@ -682,7 +682,7 @@ fn text_of(v: &Value) -> Option<String> {
 // show_gids
 
 /// One row of `show_gids`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct GidEntry {
     pub device: String,
     pub port: u8,

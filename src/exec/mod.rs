@@ -9,6 +9,7 @@
 
 pub mod emulated;
 pub mod local;
+pub mod preflight;
 pub mod ssh;
 pub mod transport;
 pub mod types;

@@ -42,6 +42,8 @@ pub struct SshTransport {
     control_dir: PathBuf,
     global: Arc<Semaphore>,
     per_host: Mutex<HashMap<String, Arc<Semaphore>>>,
+    /// Hosts the preflight could not reach, and why.
+    down: Mutex<HashMap<String, ExecFailure>>,
     start: Instant,
 }
 
@@ -89,44 +91,24 @@ impl SshTransport {
             control_dir,
             global: Arc::new(Semaphore::new(spec.parallelism.max(1))),
             per_host: Mutex::new(HashMap::new()),
+            down: Mutex::new(HashMap::new()),
             start: Instant::now(),
         })
     }
 
     /// The `ssh` words that reach `host`, up to and including the address.
     pub fn ssh_argv(&self, host: &str) -> Vec<String> {
-        let s = &self.spec;
         let addr = self.address.get(host).map_or(host, String::as_str);
         let mut a: Vec<String> = vec!["ssh".into()];
-        let mut opt = |o: String| {
-            a.push("-o".into());
-            a.push(o);
-        };
-        opt("BatchMode=yes".into());
-        opt(format!(
-            "ConnectTimeout={}",
-            s.connect_timeout.0.as_secs().max(1)
-        ));
-        opt("ControlMaster=auto".into());
-        opt(format!("ControlPath={}/%C", self.control_dir.display()));
-        opt("ControlPersist=120".into());
-        opt("ServerAliveInterval=5".into());
-        opt("ServerAliveCountMax=3".into());
-        opt("LogLevel=ERROR".into());
-        for o in &s.options {
-            opt(o.clone());
-        }
-        if s.port != 22 {
-            a.extend(["-p".into(), s.port.to_string()]);
-        }
-        if let Some(k) = &s.key {
-            a.extend(["-i".into(), k.clone()]);
-        }
-        if let Some(u) = &s.user {
-            a.extend(["-l".into(), u.clone()]);
-        }
-        if let Some(j) = &s.jump {
-            a.extend(["-J".into(), j.clone()]);
+        a.extend(client_options(&self.spec));
+        if self.spec.control_master {
+            for o in [
+                "ControlMaster=auto".to_string(),
+                format!("ControlPath={}/%C", self.control_dir.display()),
+                "ControlPersist=120".to_string(),
+            ] {
+                a.extend(["-o".into(), o]);
+            }
         }
         a.push("-T".into());
         a.push("--".into());
@@ -275,6 +257,32 @@ impl SshTransport {
                 }
             }
         }
+        let known = self
+            .down
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&inv.host)
+            .cloned();
+        if let Some(why) = known {
+            let now = self.now_s();
+            let why = match why {
+                ExecFailure::Unreachable(m) => {
+                    ExecFailure::Unreachable(format!("{m} (at preflight; not tried again)"))
+                }
+                ExecFailure::AuthRefused(m) => {
+                    ExecFailure::AuthRefused(format!("{m} (at preflight; not tried again)"))
+                }
+                other => other,
+            };
+            let ended = Ended {
+                stdout: String::new(),
+                stderr: String::new(),
+                exit: None,
+                pgid: None,
+                failure: Some(why),
+            };
+            return self.output(inv, ended, now);
+        }
         let slot = self.host_slot(&inv.host);
         let _g = self.global.acquire().await;
         let _h = slot.acquire().await;
@@ -386,6 +394,41 @@ impl SshTransport {
     }
 }
 
+/// The ssh client options the inventory asks for: batch mode, timeouts,
+/// host key policy, port, key, user, jump host. The transport adds its
+/// connection reuse; launchers (mpirun's ssh agent) use these as they are.
+pub fn client_options(s: &SshSpec) -> Vec<String> {
+    let mut a: Vec<String> = Vec::new();
+    let mut opt = |o: String| {
+        a.push("-o".into());
+        a.push(o);
+    };
+    opt("BatchMode=yes".into());
+    opt(format!(
+        "ConnectTimeout={}",
+        s.connect_timeout.0.as_secs().max(1)
+    ));
+    opt("ServerAliveInterval=5".into());
+    opt("ServerAliveCountMax=3".into());
+    opt("LogLevel=ERROR".into());
+    for o in &s.options {
+        opt(o.clone());
+    }
+    if s.port != 22 {
+        a.extend(["-p".into(), s.port.to_string()]);
+    }
+    if let Some(k) = &s.key {
+        a.extend(["-i".into(), k.clone()]);
+    }
+    if let Some(u) = &s.user {
+        a.extend(["-l".into(), u.clone()]);
+    }
+    if let Some(j) = &s.jump {
+        a.extend(["-J".into(), j.clone()]);
+    }
+    a
+}
+
 /// Runs futures concurrently on this task and returns their outputs in
 /// order (they borrow the transport, so they cannot be spawned).
 async fn join_all<F, T>(futs: impl Iterator<Item = F>) -> Vec<T>
@@ -452,11 +495,14 @@ pub fn remote_command(inv: &Invocation) -> String {
 impl Drop for SshTransport {
     fn drop(&mut self) {
         // Close the master connections, then their socket directory.
-        let hosts: Vec<String> = self
-            .per_host
-            .lock()
-            .map(|m| m.keys().cloned().collect())
-            .unwrap_or_default();
+        let hosts: Vec<String> = if !self.spec.control_master {
+            Vec::new()
+        } else {
+            self.per_host
+                .lock()
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default()
+        };
         for h in hosts {
             let mut argv = self.ssh_argv(&h);
             let addr = argv.pop().unwrap_or_default();
@@ -490,5 +536,12 @@ impl Transport for SshTransport {
 
     fn now_s(&self) -> f64 {
         self.start.elapsed().as_secs_f64()
+    }
+
+    fn set_unreachable(&self, host: &str, why: ExecFailure) {
+        self.down
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(host.to_string(), why);
     }
 }

@@ -5,7 +5,7 @@ use std::pin::Pin;
 
 use tokio::sync::watch;
 
-use super::types::{InvocationOutput, StepCommands};
+use super::types::{ExecFailure, InvocationOutput, StepCommands};
 
 pub type BatchFuture<'a> = Pin<Box<dyn Future<Output = Vec<Vec<InvocationOutput>>> + Send + 'a>>;
 
@@ -25,4 +25,9 @@ pub trait Transport: Send + Sync {
     /// Seconds since the transport started, on its clock (virtual for the
     /// emulated fabric).
     fn now_s(&self) -> f64;
+
+    /// The preflight found `host` unreachable (or its key refused): later
+    /// commands to it fail at once with this, instead of each waiting for
+    /// a connect timeout. Transports that cannot lose a host ignore it.
+    fn set_unreachable(&self, _host: &str, _why: ExecFailure) {}
 }

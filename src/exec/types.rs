@@ -97,7 +97,7 @@ pub enum ExecFailure {
 }
 
 /// What came back from one invocation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct InvocationOutput {
     pub stdout: String,
     pub stderr: String,

@@ -15,6 +15,8 @@ pub enum Record {
     Sample(Sample),
     Verdict(VerdictRecord),
     Counters(CounterRecord),
+    /// One host's preflight answer, before the first test.
+    Preflight(crate::exec::preflight::HostReport),
     RunFinished(RunFinished),
 }
 

@@ -95,6 +95,10 @@ impl Sink for Progress {
             }
             Record::Verdict(_) => {}
             Record::Counters(_) => {}
+            Record::Preflight(h) if !h.problems.is_empty() => {
+                self.line(&format!("PREFLIGHT {}: {}", h.host, h.problems.join("; ")));
+            }
+            Record::Preflight(_) => {}
             Record::RunFinished(f) => {
                 self.finish();
                 let c = &f.counts;

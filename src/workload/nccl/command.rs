@@ -7,6 +7,7 @@
 use std::os::unix::fs::MetadataExt;
 
 use crate::config::check_suite::Test;
+use crate::config::inventory::TransportSpec;
 use crate::config::model::{Inventory, NodeId};
 use crate::config::suite::NcclSpec;
 use crate::config::units::format_size;
@@ -96,30 +97,59 @@ pub fn mpirun_argv(
     nodes: &[NodeId],
     env: &[(String, String)],
 ) -> Vec<String> {
-    let g = spec.gpus_per_node;
+    mpirun(inv, nodes, spec.gpus_per_node, env, &tool_args(spec))
+}
+
+/// OpenMPI's launcher for `program` with `per_node` ranks on each node:
+/// `-H host:slots`, `--map-by ppr:N:node`, `-x` for every variable. Under
+/// the `ssh` transport, mpirun's own ssh agent gets the transport's client
+/// options (user, port, key, jump host, host key policy, batch mode) and
+/// launches every daemon from the controller (no tree spawn: compute nodes
+/// need not reach each other over ssh).
+pub fn mpirun(
+    inv: &Inventory,
+    nodes: &[NodeId],
+    per_node: u32,
+    env: &[(String, String)],
+    program: &[String],
+) -> Vec<String> {
     let mut a: Vec<String> = vec!["mpirun".into()];
     if running_as_root() {
         a.push("--allow-run-as-root".into());
     }
+    if let TransportSpec::Ssh(ssh) = &inv.transport {
+        a.extend([
+            "--mca".into(),
+            "plm_rsh_agent".into(),
+            "ssh".into(),
+            "--mca".into(),
+            "plm_rsh_args".into(),
+            // OpenMPI splits this on spaces.
+            crate::exec::ssh::client_options(ssh).join(" "),
+            "--mca".into(),
+            "plm_rsh_no_tree_spawn".into(),
+            "1".into(),
+        ]);
+    }
     let hosts = nodes
         .iter()
-        .map(|&n| format!("{}:{g}", inv.nodes[n].address))
+        .map(|&n| format!("{}:{per_node}", inv.nodes[n].address))
         .collect::<Vec<_>>()
         .join(",");
     a.extend([
         "-np".into(),
-        (nodes.len() as u32 * g).to_string(),
+        (nodes.len() as u32 * per_node).to_string(),
         "-H".into(),
         hosts,
         "--map-by".into(),
-        format!("ppr:{g}:node"),
+        format!("ppr:{per_node}:node"),
         "--bind-to".into(),
         "numa".into(),
     ]);
     for (k, v) in env {
         a.extend(["-x".into(), format!("{k}={v}")]);
     }
-    a.extend(tool_args(spec));
+    a.extend(program.iter().cloned());
     a
 }
 

@@ -15,6 +15,8 @@ use crate::exit::{AppError, PASS};
 use crate::inputs;
 use crate::plan::{self, render, Narrowing, Plan};
 
+pub mod remote;
+
 pub fn validate(args: &InputArgs) -> Result<i32, AppError> {
     let i = inputs::load(args.inventory.as_deref(), args.suite.as_deref())?;
     let inv = &i.inventory;
@@ -244,8 +246,6 @@ fn write_outputs(
 }
 
 pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
-    use crate::config::inventory::TransportSpec;
-    use crate::exec::Transport;
     use crate::report::events::{Record, RunFinished};
 
     parse_deadline(a.narrow.deadline.as_deref())?;
@@ -259,22 +259,7 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
             a.pace
         )));
     }
-    let transport: Box<dyn Transport> = match &i.inventory.transport {
-        TransportSpec::Emulated => Box::new(crate::exec::emulated::EmulatedTransport::new(
-            &i.inventory,
-            a.narrow.seed,
-            a.pace,
-        )),
-        TransportSpec::Local => Box::new(crate::exec::local::LocalTransport::default()),
-        TransportSpec::Ssh(spec) => Box::new(
-            crate::exec::ssh::SshTransport::new(&i.inventory, spec).map_err(|e| {
-                AppError::Input(format!(
-                    "cannot prepare the ssh control directory in {}: {e}",
-                    std::env::temp_dir().display()
-                ))
-            })?,
-        ),
-    };
+    let transport = remote::transport(&i.inventory, a.narrow.seed, a.pace, None)?;
     let started = utc_now();
     let dir = make_run_dir(a.out.as_deref(), &i.suite.name, started)?;
     let jsonl =
@@ -290,43 +275,62 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
         write_error: None,
     };
     let mut progress = crate::report::progress::Progress::new(a.progress);
-    let engine = crate::runner::Engine {
-        inv: &i.inventory,
-        suite: &i.suite,
-        plan: &p,
-        transport: transport.as_ref(),
-    };
-
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| AppError::Incomplete(format!("cannot start the async runtime: {e}")))?;
     let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
-    let outcome = rt.block_on(async {
-        // Ctrl-C and SIGTERM: start nothing new, stop what runs, keep what finished.
-        tokio::spawn(async move {
-            let mut term =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-            let term_fut = async {
-                match term.as_mut() {
-                    Some(t) => {
-                        t.recv().await;
-                    }
-                    None => std::future::pending::<()>().await,
+    // Ctrl-C and SIGTERM: start nothing new, stop what runs, keep what finished.
+    rt.spawn(async move {
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        let term_fut = async {
+            match term.as_mut() {
+                Some(t) => {
+                    t.recv().await;
                 }
-            };
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term_fut => {}
+                None => std::future::pending::<()>().await,
             }
-            eprintln!("rocegate: interrupted: stopping running steps, keeping finished results");
-            let _ = cancel_tx.send(true);
-        });
-        let head = Record::RunStarted(engine.run_started(a.narrow.seed, rfc3339(started)));
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term_fut => {}
+        }
+        eprintln!("rocegate: interrupted: stopping running steps, keeping finished results");
+        let _ = cancel_tx.send(true);
+    });
+    // Real hosts are asked first, all at once: who answers, what is
+    // installed, and the GID index of NICs set to `discover`.
+    let mut inv = i.inventory.clone();
+    let preflight = if remote::has_hosts(&inv) {
+        let targets = crate::exec::preflight::targets(&inv, &i.suite, &p);
+        let reports = rt.block_on(crate::exec::preflight::run(
+            transport.as_ref(),
+            &targets,
+            cancel_rx.clone(),
+        ));
+        crate::exec::preflight::resolve_gids(&mut inv, &reports);
+        reports
+    } else {
+        Vec::new()
+    };
+    let engine = crate::runner::Engine {
+        inv: &inv,
+        suite: &i.suite,
+        plan: &p,
+        transport: transport.as_ref(),
+    };
+    let outcome = rt.block_on(async {
+        let mut head = vec![Record::RunStarted(
+            engine.run_started(a.narrow.seed, rfc3339(started)),
+        )];
+        head.extend(preflight.into_iter().map(Record::Preflight));
         {
             let mut all: [&mut dyn crate::runner::Sink; 2] = [&mut sinks, &mut progress];
-            for s in all.iter_mut() {
-                s.record(&head);
+            for r in &head {
+                for s in all.iter_mut() {
+                    s.record(r);
+                }
             }
         }
         let raw_dir = dir.clone();

@@ -1,0 +1,239 @@
+//! Commands that talk to real hosts without running a suite: `preflight`
+//! (is every host ready?) and `exec` (one command on many hosts, the way an
+//! operator would use pdsh), and the transport every command builds from
+//! the inventory.
+
+use std::time::{Duration, Instant};
+
+use crate::cli::{ExecArgs, PreflightArgs};
+use crate::config::inventory::TransportSpec;
+use crate::config::model::Inventory;
+use crate::config::units::parse_duration;
+use crate::exec::preflight::{self, HostReport};
+use crate::exec::{Invocation, Role, StepCommands, Transport};
+use crate::exit::{AppError, GATE_FAILED, PASS};
+use crate::inputs;
+
+use super::{narrowing, out};
+
+/// The inventory's transport. `reuse` overrides the ssh ControlMaster setting.
+pub fn transport(
+    inv: &Inventory,
+    seed: u64,
+    pace: f64,
+    reuse: Option<bool>,
+) -> Result<Box<dyn Transport>, AppError> {
+    Ok(match &inv.transport {
+        TransportSpec::Emulated => Box::new(crate::exec::emulated::EmulatedTransport::new(
+            inv, seed, pace,
+        )),
+        TransportSpec::Local => Box::new(crate::exec::local::LocalTransport::default()),
+        TransportSpec::Ssh(spec) => {
+            let mut spec = spec.clone();
+            if let Some(r) = reuse {
+                spec.control_master = r;
+            }
+            Box::new(
+                crate::exec::ssh::SshTransport::new(inv, &spec).map_err(|e| {
+                    AppError::Input(format!(
+                        "cannot prepare the ssh control directory in {}: {e}",
+                        std::env::temp_dir().display()
+                    ))
+                })?,
+            )
+        }
+    })
+}
+
+/// Whether the inventory's hosts are real machines a preflight can ask.
+pub fn has_hosts(inv: &Inventory) -> bool {
+    matches!(inv.transport, TransportSpec::Ssh(_))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, AppError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| AppError::Incomplete(format!("cannot start the async runtime: {e}")))
+}
+
+/// A cancel flag that Ctrl-C and SIGTERM set.
+fn cancel_on_signal(rt: &tokio::runtime::Runtime) -> crate::exec::Cancel {
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    rt.spawn(async move {
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = async {
+                match term.as_mut() {
+                    Some(t) => { t.recv().await; }
+                    None => std::future::pending::<()>().await,
+                }
+            } => {}
+        }
+        let _ = tx.send(true);
+    });
+    rx
+}
+
+/// One line per host: ready, or what is wrong.
+pub fn render_preflight(reports: &[HostReport]) -> String {
+    let mut s = String::new();
+    for r in reports {
+        let what = if r.switch { "switch" } else { "node" };
+        if !r.reachable {
+            s.push_str(&format!(
+                "{:<12} {what:<6} DOWN   {}\n",
+                r.host,
+                r.error.as_deref().unwrap_or("no answer")
+            ));
+            continue;
+        }
+        let rdma: Vec<&str> = r.rdma.iter().map(|d| d.name.as_str()).collect();
+        let skew = r
+            .clock_skew_s
+            .map(|k| format!("{k:+.3}s±{:.3}", r.skew_uncertainty_s.unwrap_or(0.0)))
+            .unwrap_or_else(|| "-".into());
+        s.push_str(&format!(
+            "{:<12} {what:<6} {:<6} rtt {:.3}s  clock {skew}  rdma [{}]  {}\n",
+            r.host,
+            if r.problems.is_empty() {
+                "ready"
+            } else {
+                "NOT"
+            },
+            r.round_trip_s,
+            rdma.join(","),
+            r.problems.join("; ")
+        ));
+    }
+    let bad = reports.iter().filter(|r| !r.problems.is_empty()).count();
+    s.push_str(&format!(
+        "{} of {} hosts ready\n",
+        reports.len() - bad,
+        reports.len()
+    ));
+    s
+}
+
+/// `rocegate preflight`: asks every host the plan touches, once, and exits
+/// 0 only if all are ready.
+pub fn preflight_cmd(a: &PreflightArgs) -> Result<i32, AppError> {
+    let i = inputs::load(a.input.inventory.as_deref(), a.input.suite.as_deref())?;
+    if !has_hosts(&i.inventory) {
+        return Err(AppError::Input(format!(
+            "{}: the preflight asks real hosts over ssh; this inventory's transport has none",
+            i.inventory.source.path
+        )));
+    }
+    let p = crate::plan::build(&i.suite, &i.inventory, &narrowing(&a.narrow), a.narrow.seed)?;
+    let t = transport(&i.inventory, a.narrow.seed, 0.0, None)?;
+    let rt = runtime()?;
+    let cancel = cancel_on_signal(&rt);
+    let targets = preflight::targets(&i.inventory, &i.suite, &p);
+    let reports = rt.block_on(preflight::run(t.as_ref(), &targets, cancel));
+    let mut inv = i.inventory.clone();
+    let notes = preflight::resolve_gids(&mut inv, &reports);
+    if a.json {
+        out(&(serde_json::to_string_pretty(&reports).unwrap_or_default() + "\n"));
+    } else {
+        out(&render_preflight(&reports));
+        for n in &notes {
+            out(&format!("gid_index discover: {n}\n"));
+        }
+    }
+    let ready = reports.iter().all(|r| r.problems.is_empty()) && notes.is_empty();
+    Ok(if ready { PASS } else { GATE_FAILED })
+}
+
+/// `rocegate exec -- CMD`: runs one command on every chosen host at once
+/// (all within the transport's limits), prints each output line prefixed
+/// with its host as pdsh does, and exits 1 if any host failed.
+pub fn exec_cmd(a: &ExecArgs) -> Result<i32, AppError> {
+    let (path, text) = inputs::read(a.inventory.as_deref(), inputs::DEFAULT_INVENTORY)?;
+    let inv = crate::config::check::parse_inventory(&path, &text)?;
+    if a.command.is_empty() {
+        return Err(AppError::Input("exec: give a command after --".into()));
+    }
+    let timeout =
+        parse_duration(&a.timeout).map_err(|e| AppError::Input(format!("--timeout: {e}")))?;
+    let hosts = hosts(&inv, a)?;
+    let t = transport(&inv, 1, 0.0, a.no_reuse.then_some(false))?;
+    let rt = runtime()?;
+    let cancel = cancel_on_signal(&rt);
+    let batch: Vec<StepCommands> = hosts
+        .iter()
+        .map(|h| StepCommands {
+            invocations: vec![Invocation {
+                host: h.clone(),
+                argv: a.command.clone(),
+                env: Vec::new(),
+                role: Role::Probe,
+                timeout,
+                at: Duration::ZERO,
+            }],
+        })
+        .collect();
+    let start = Instant::now();
+    let mut failed = std::collections::BTreeSet::new();
+    for _ in 0..a.repeat.max(1) {
+        let outs = rt.block_on(t.run_batch(&batch, cancel.clone()));
+        for (h, o) in hosts.iter().zip(outs) {
+            let o = o.into_iter().next().unwrap_or_default();
+            if !a.quiet {
+                for l in o.stdout.lines() {
+                    out(&format!("{h}: {l}\n"));
+                }
+                for l in o.stderr.lines() {
+                    eprintln!("{h}: {l}");
+                }
+            }
+            if let Some(f) = &o.failure {
+                eprintln!("{h}: {f:?}");
+                failed.insert(h.clone());
+            } else if o.exit != Some(0) {
+                eprintln!("{h}: exit {:?}", o.exit);
+                failed.insert(h.clone());
+            }
+        }
+        if *cancel.borrow() {
+            break;
+        }
+    }
+    let wall = start.elapsed().as_secs_f64();
+    eprintln!(
+        "exec: {} hosts x {} run(s), {} failed, {wall:.3}s wall ({:.1} ms per run)",
+        hosts.len(),
+        a.repeat.max(1),
+        failed.len(),
+        wall * 1000.0 / f64::from(a.repeat.max(1))
+    );
+    Ok(if failed.is_empty() { PASS } else { GATE_FAILED })
+}
+
+/// The hosts `exec` runs on: `--nodes` (a hostlist of nodes or switches),
+/// else every node; `--switches` adds every switch.
+fn hosts(inv: &Inventory, a: &ExecArgs) -> Result<Vec<String>, AppError> {
+    let mut hosts: Vec<String> = match &a.nodes {
+        Some(expr) => {
+            let names = crate::config::hostlist::expand(expr)
+                .map_err(|e| AppError::Input(format!("--nodes {expr}: {e}")))?;
+            for n in &names {
+                if !inv.node_by_name.contains_key(n) && !inv.switch_by_name.contains_key(n) {
+                    return Err(AppError::Input(format!(
+                        "--nodes: {n} is neither a node nor a switch of {}",
+                        inv.source.path
+                    )));
+                }
+            }
+            names
+        }
+        None => inv.nodes.iter().map(|n| n.name.clone()).collect(),
+    };
+    if a.switches {
+        hosts.extend(inv.switches.iter().map(|s| s.name.clone()));
+    }
+    hosts.dedup();
+    Ok(hosts)
+}
