@@ -194,3 +194,87 @@ pub fn srun_argv(spec: &NcclSpec, inv: &Inventory, nodes: &[NodeId]) -> Vec<Stri
     a.extend(tool_args(spec));
     a
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::check::parse_inventory;
+    use crate::config::check_suite::{parse_suite, TestKind};
+
+    const INV: &str = "fabric: {name: t, environment: lab, rails: 2, roce: {pfc_priority: 3, cnp_priority: 6, dscp_roce: 26, dscp_cnp: 48, dcqcn: true, ecn: {min_kb: 150, max_kb: 1500}, mtu: 4096}}
+transport:
+  ssh: {user: ops, port: 2222, key: /keys/id, jump: bastion, options: [StrictHostKeyChecking=yes], connect_timeout: 7s}
+nodes:
+  - hosts: gpu[01-02]
+    address: 10.9.0.[1-2]
+    nics:
+      - {device: mlx5_0, netdev: rdma0, gid_index: 3, rail: 0, speed_gbps: 400}
+      - {device: mlx5_1, netdev: rdma1, gid_index: 3, rail: 1, speed_gbps: 400}
+";
+
+    fn setup(launcher: &str) -> (Inventory, crate::config::check_suite::Suite) {
+        let inv = parse_inventory("i.yaml", INV).unwrap();
+        let suite = parse_suite(
+            "s.yaml",
+            &format!("suite: {{name: s}}\ntests:\n  - name: ar\n    nccl: {{tool: all_reduce_perf, min_bytes: 1M, max_bytes: 1G, gpus_per_node: 2, launcher: {launcher}, env: {{NCCL_SOCKET_IFNAME: eth0}}}}\n    pattern: all-nodes\n"),
+            &inv,
+        )
+        .unwrap();
+        (inv, suite)
+    }
+
+    /// mpirun reaches the nodes the way the transport does: same user,
+    /// port, key, jump host and host key policy, from the controller only.
+    #[test]
+    fn mpirun_uses_the_transports_ssh_options() {
+        let (inv, suite) = setup("mpirun");
+        let t = &suite.tests[0];
+        let TestKind::Nccl(spec) = &t.kind else {
+            panic!()
+        };
+        let step = collective_step(t, spec, &inv, &[0, 1], &[0, 1]).unwrap();
+        let argv = &step.invocations[0].argv;
+        let line = argv.join(" ");
+        let at = |w: &str| argv.iter().position(|a| a == w).unwrap();
+        assert_eq!(argv[at("plm_rsh_agent") + 1], "ssh");
+        assert_eq!(
+            argv[at("plm_rsh_args") + 1],
+            "-o BatchMode=yes -o ConnectTimeout=7 -o ServerAliveInterval=5 -o ServerAliveCountMax=3 -o LogLevel=ERROR -o StrictHostKeyChecking=yes -p 2222 -i /keys/id -l ops -J bastion"
+        );
+        assert_eq!(argv[at("plm_rsh_no_tree_spawn") + 1], "1");
+        assert_eq!(argv[at("-H") + 1], "10.9.0.1:2,10.9.0.2:2");
+        assert_eq!(argv[at("-np") + 1], "4");
+        assert_eq!(argv[at("--map-by") + 1], "ppr:2:node");
+        assert!(line.contains("-x NCCL_IB_HCA==mlx5_0:1,mlx5_1:1"), "{line}");
+        assert!(line.contains("-x NCCL_SOCKET_IFNAME=eth0"), "{line}");
+        assert!(
+            line.ends_with("all_reduce_perf -b 1M -e 1G -f 2 -g 1 -n 20 -w 5 -c 1"),
+            "{line}"
+        );
+        assert!(step.invocations[0].env.is_empty());
+    }
+
+    /// srun: node count, hostlist, tasks per node; NCCL variables travel in
+    /// the environment because `--export` splits on the commas in NCCL_IB_HCA.
+    #[test]
+    fn srun_exports_all_and_carries_nccl_in_its_environment() {
+        let (inv, suite) = setup("srun");
+        let t = &suite.tests[0];
+        let TestKind::Nccl(spec) = &t.kind else {
+            panic!()
+        };
+        let step = collective_step(t, spec, &inv, &[0, 1], &[0, 1]).unwrap();
+        let i = &step.invocations[0];
+        assert_eq!(
+            i.argv.join(" "),
+            "srun -N 2 -w gpu[01-02] --ntasks-per-node=2 --export=ALL all_reduce_perf -b 1M -e 1G -f 2 -g 1 -n 20 -w 5 -c 1"
+        );
+        assert!(i
+            .env
+            .contains(&("NCCL_IB_HCA".to_string(), "=mlx5_0:1,mlx5_1:1".to_string())));
+        assert!(i
+            .env
+            .contains(&("NCCL_SOCKET_IFNAME".to_string(), "eth0".to_string())));
+        assert_eq!(i.host, "localhost");
+    }
+}
