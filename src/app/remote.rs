@@ -177,8 +177,17 @@ pub fn exec_cmd(a: &ExecArgs) -> Result<i32, AppError> {
         .collect();
     let start = Instant::now();
     let mut failed = std::collections::BTreeSet::new();
-    for _ in 0..a.repeat.max(1) {
+    let runs = a.repeat.max(1);
+    for run in 1..=runs {
+        let t0 = Instant::now();
         let outs = rt.block_on(t.run_batch(&batch, cancel.clone()));
+        if runs > 1 {
+            eprintln!(
+                "exec: run {run}/{runs}: {} hosts in {:.1} ms",
+                hosts.len(),
+                t0.elapsed().as_secs_f64() * 1000.0
+            );
+        }
         for (h, o) in hosts.iter().zip(outs) {
             let o = o.into_iter().next().unwrap_or_default();
             if !a.quiet {
@@ -203,11 +212,9 @@ pub fn exec_cmd(a: &ExecArgs) -> Result<i32, AppError> {
     }
     let wall = start.elapsed().as_secs_f64();
     eprintln!(
-        "exec: {} hosts x {} run(s), {} failed, {wall:.3}s wall ({:.1} ms per run)",
+        "exec: {} hosts x {runs} run(s), {} failed, {wall:.3}s wall",
         hosts.len(),
-        a.repeat.max(1),
         failed.len(),
-        wall * 1000.0 / f64::from(a.repeat.max(1))
     );
     Ok(if failed.is_empty() { PASS } else { GATE_FAILED })
 }
