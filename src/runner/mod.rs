@@ -14,6 +14,7 @@ use crate::report::events::*;
 use crate::score::threshold::{judge, median, resolve};
 use crate::score::{Counts, Verdict};
 use crate::workload::measure::{self, Measurement};
+use crate::workload::ports::Ports;
 use crate::workload::{nccl, perftest};
 
 mod fault;
@@ -112,7 +113,7 @@ fn build(
     inv: &Inventory,
     test: &Test,
     step: &Step,
-    ports: &mut perftest::command::Ports,
+    ports: &mut Ports,
 ) -> Result<StepCommands, String> {
     match (&test.kind, step) {
         (TestKind::Perftest(p), Step::Pair { a, b }) => {
@@ -271,7 +272,7 @@ impl Engine<'_> {
         cancel: &Cancel,
         write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
     ) -> RoundResult {
-        let mut ports = perftest::command::Ports::default();
+        let mut ports = Ports::starting_at(perftest::command::BASE_PORT);
         let built: Vec<Result<StepCommands, String>> = round
             .iter()
             .map(|s| build(self.inv, test, s, &mut ports))

@@ -8,4 +8,5 @@ pub mod measure;
 pub mod nccl;
 pub mod parse_cmd;
 pub mod perftest;
+pub mod ports;
 pub mod text;
