@@ -1,0 +1,2 @@
+//! iperf3: command lines and the output parsers (the TCP baseline).
+pub mod parse;
