@@ -614,6 +614,47 @@ fn every_problem_in_an_inventory_is_reported() {
 }
 
 #[test]
+fn iperf_limits_and_metric_are_checked_before_anything_runs() {
+    let suite = "\
+suite:
+  name: mini
+tests:
+  - name: tcp
+    iperf:
+      duration: 5s
+      streams: 200
+      interval: 50ms
+    pattern: rail-pairs
+    expect:
+      metric: busbw_gbs
+";
+    let i = inputs(INVENTORY, suite);
+    let lines = i.validate().bad_input();
+    assert_eq!(lines.len(), 3, "{lines:#?}");
+    assert_diag(
+        find(&lines, "tests[0].iperf.streams"),
+        &i.suite,
+        &at(suite, "streams"),
+        "tests[0].iperf.streams",
+        &["200", "1-128"],
+    );
+    assert_diag(
+        find(&lines, "tests[0].iperf.interval"),
+        &i.suite,
+        &at(suite, "interval"),
+        "tests[0].iperf.interval",
+        &["0.05 s", "100ms to 60s"],
+    );
+    assert_diag(
+        find(&lines, "tests[0].expect.metric"),
+        &i.suite,
+        &at(suite, "metric"),
+        "tests[0].expect.metric",
+        &["throughput_gbps", "busbw_gbs"],
+    );
+}
+
+#[test]
 fn every_problem_in_a_suite_is_reported() {
     let suite = "\
 suite:

@@ -183,6 +183,7 @@ fn check_suite(raw: SuiteFile, text: &str, inv: &Inventory, sink: &mut Sink) -> 
                     check_nccl(n, &base, sink);
                     TestKind::Nccl(n.clone())
                 } else if let Some(ip) = &t.iperf {
+                    check_iperf(ip, &base, sink);
                     TestKind::Iperf(ip.clone())
                 } else {
                     let f = t.fault.as_ref().expect("one kind is set");
@@ -384,6 +385,27 @@ fn check_perftest(p: &PerftestSpec, base: &str, sink: &mut Sink) {
     }
 }
 
+/// iperf3's own limits (3.12: `-P` at most 128, `-i` from 0.1 to 60 s), so
+/// a suite fails here rather than with a `parameter error` on every host.
+fn check_iperf(i: &IperfSpec, base: &str, sink: &mut Sink) {
+    let b = format!("{base}.iperf");
+    if i.streams == 0 || i.streams > 128 {
+        sink.error(
+            format!("{b}.streams"),
+            format!("{} streams is outside iperf3's range (1-128)", i.streams),
+        );
+    }
+    if let Some(iv) = i.interval {
+        let s = iv.secs_f64();
+        if !(0.1..=60.0).contains(&s) {
+            sink.error(
+                format!("{b}.interval"),
+                format!("{s} s is outside iperf3's report interval range (100ms to 60s)"),
+            );
+        }
+    }
+}
+
 fn check_nccl(n: &NcclSpec, base: &str, sink: &mut Sink) {
     let b = format!("{base}.nccl");
     if n.min_bytes.0 == 0 && n.max_bytes.0 == 0 {
@@ -569,6 +591,14 @@ fn check_expect(e: &Expect, kind: &TestKind, metric: Option<Metric>, base: &str,
             sink.error(
                 format!("{b}.metric"),
                 "with duration (-D) perftest prints no peak; use bw_avg_gbps",
+            );
+        }
+    }
+    if let (Some(m), TestKind::Iperf(_)) = (e.metric, kind) {
+        if m != Metric::ThroughputGbps {
+            sink.error(
+                format!("{b}.metric"),
+                format!("iperf3 reports throughput_gbps, not {}", m.name()),
             );
         }
     }

@@ -354,6 +354,20 @@ fn default_streams() -> u32 {
     1
 }
 
+impl IperfSpec {
+    /// The `-t` value: the duration in whole seconds, rounded up, at least 1
+    /// (iperf3 takes whole seconds only).
+    pub fn seconds(&self) -> u64 {
+        let d = self.duration.0;
+        (d.as_secs() + u64::from(d.subsec_nanos() > 0)).max(1)
+    }
+
+    /// The `-i` value in seconds (default 1; iperf3 accepts fractions).
+    pub fn interval_s(&self) -> f64 {
+        self.interval.map(|i| i.secs_f64()).unwrap_or(1.0)
+    }
+}
+
 /// A fault injected while another test runs. The same syntax drives the
 /// emulator and the real switch drivers.
 #[derive(Debug, Clone, Deserialize, Serialize)]

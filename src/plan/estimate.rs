@@ -2,8 +2,9 @@
 //!
 //! The model is deliberately simple and errs long: every perftest step pays
 //! a fixed setup (server start, out-of-band exchange, QP connection), every
-//! nccl-tests launch pays mpirun start and NCCL init, and data moves at 90 %
-//! of line rate. Rounds run one after another; steps of a round at once.
+//! nccl-tests launch pays mpirun start and NCCL init, an iperf3 step runs its
+//! whole seconds plus a second to connect and exchange results, and data
+//! moves at 90 % of line rate. Rounds run one after another; steps of a round at once.
 
 use std::time::Duration;
 
@@ -17,6 +18,8 @@ use super::patterns::{Round, Step};
 pub const PERFTEST_SETUP: Duration = Duration::from_secs(3);
 /// mpirun start plus NCCL bootstrap and communicator init.
 pub const NCCL_LAUNCH: Duration = Duration::from_secs(15);
+/// iperf3 server start, control connection and the results exchange.
+pub const IPERF_SETUP: Duration = Duration::from_secs(1);
 /// Time a fault test keeps watching when it declares no recovery bound.
 pub const DEFAULT_RECOVERY_WATCH: Duration = Duration::from_secs(30);
 
@@ -79,7 +82,7 @@ pub fn round_duration(test: &Test, inv: &Inventory, round: &Round) -> Duration {
             match (&test.kind, step) {
                 (TestKind::Perftest(p), _) => perftest_run(p, line),
                 (TestKind::Nccl(n), Step::Collective(c)) => nccl_run(n, c.rails.len(), line),
-                (TestKind::Iperf(i), _) => i.duration.0 + Duration::from_secs(2),
+                (TestKind::Iperf(i), _) => Duration::from_secs(i.seconds()) + IPERF_SETUP,
                 _ => Duration::ZERO,
             }
         })

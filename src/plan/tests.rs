@@ -170,3 +170,19 @@ fn leaf_reset_isolates_its_nics_and_the_limit_refuses_it() {
     assert_eq!(flap.fabric_links_down, 1);
     assert!(flap.refused.is_none());
 }
+
+#[test]
+fn an_iperf_round_lasts_its_whole_seconds_plus_setup() {
+    let inv = pod(4, 2);
+    let s = suite(
+        &inv,
+        "  - name: tcp\n    iperf: {duration: 2500ms, interval: 500ms}\n    pattern: rail-pairs\n\
+         \x20   repeat: 2\n",
+    );
+    let plan = build(&s, &inv, &Narrowing::default(), 1).unwrap();
+    let tp = &plan.tests[0];
+    // Rail pairs on 4 nodes: one round of 2 pairs on each of 2 rails.
+    assert_eq!((tp.rounds.len(), tp.steps()), (1, 4));
+    // -t 3 (2.5 s rounded up) plus a second of setup, twice.
+    assert_eq!(tp.estimate, Duration::from_secs(8));
+}

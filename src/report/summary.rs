@@ -22,7 +22,7 @@ pub fn summary_json(records: &[Record], run_dir: &str) -> serde_json::Value {
             if seen_tests.insert(&s.test) {
                 commands.push(json!({"test": s.test, "example": s.commands}));
             }
-            for key in ["nccl_version", "nccl_tests_version"] {
+            for key in ["nccl_version", "nccl_tests_version", "iperf3_version"] {
                 if let Some(v) = s.details.get(key).and_then(|v| v.as_str()) {
                     versions.insert(format!("{key}={v}"));
                 }

@@ -14,7 +14,8 @@ use crate::report::events::*;
 use crate::score::threshold::{judge, median, resolve};
 use crate::score::{Counts, Verdict};
 use crate::workload::measure::{self, Measurement};
-use crate::workload::{nccl, perftest};
+use crate::workload::ports::Ports;
+use crate::workload::{iperf, nccl, perftest};
 
 mod fault;
 mod sampler;
@@ -112,7 +113,7 @@ fn build(
     inv: &Inventory,
     test: &Test,
     step: &Step,
-    ports: &mut perftest::command::Ports,
+    ports: &mut Ports,
 ) -> Result<StepCommands, String> {
     match (&test.kind, step) {
         (TestKind::Perftest(p), Step::Pair { a, b }) => {
@@ -120,6 +121,12 @@ fn build(
         }
         (TestKind::Perftest(p), Step::Incast(i)) => {
             perftest::command::incast_step(test, p, inv, i.receiver, &i.senders, ports)
+        }
+        (TestKind::Iperf(s), Step::Pair { a, b }) => {
+            iperf::command::pair_step(test, s, inv, *a, *b, ports)
+        }
+        (TestKind::Iperf(s), Step::Incast(i)) => {
+            iperf::command::incast_step(test, s, inv, i.receiver, &i.senders, ports)
         }
         (TestKind::Nccl(n), Step::Collective(c)) => {
             nccl::command::collective_step(test, n, inv, &c.nodes, &c.rails)
@@ -139,6 +146,7 @@ fn measure(
     match &test.kind {
         TestKind::Perftest(_) => measure::perftest_step(cmds, outs, metric),
         TestKind::Nccl(n) => measure::nccl_step(cmds, outs, metric, n.max_bytes.0),
+        TestKind::Iperf(_) => measure::iperf_step(cmds, outs),
         _ => Measurement::default(),
     }
 }
@@ -271,7 +279,10 @@ impl Engine<'_> {
         cancel: &Cancel,
         write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
     ) -> RoundResult {
-        let mut ports = perftest::command::Ports::default();
+        let mut ports = Ports::starting_at(match test.kind {
+            TestKind::Iperf(_) => iperf::command::BASE_PORT,
+            _ => perftest::command::BASE_PORT,
+        });
         let built: Vec<Result<StepCommands, String>> = round
             .iter()
             .map(|s| build(self.inv, test, s, &mut ports))
@@ -404,25 +415,6 @@ impl Engine<'_> {
                 if interrupted {
                     break;
                 }
-                continue;
-            }
-            if let TestKind::Iperf(_) = test.kind {
-                let v = VerdictRecord {
-                    test: test.name.clone(),
-                    kind: test.kind.label().into(),
-                    component: test.name.clone(),
-                    verdict: Verdict::Skipped,
-                    metric: None,
-                    value: None,
-                    unit: None,
-                    threshold: Default::default(),
-                    samples: Vec::new(),
-                    message: "iperf tests are not run by this build of rocegate".into(),
-                    evidence: Vec::new(),
-                    duration_s: 0.0,
-                    series: Vec::new(),
-                };
-                judged(v, sinks);
                 continue;
             }
             // A component's verdict comes after the last round it appears in.

@@ -1,4 +1,4 @@
-//! Failure classification shared by the perftest and nccl-tests parsers.
+//! Failure classification shared by the perftest, nccl-tests and iperf3 parsers.
 //!
 //! A parser that recognises a failure in a tool's output names it with a
 //! [`FailureKind`] and keeps the tool's own words in the message. The kind decides
@@ -17,13 +17,16 @@ use serde::Serialize;
 /// | `no_device` | infrastructure | no RDMA device (driver down, wrong `-d`) |
 /// | `missing_binary` | infrastructure | `command not found`, exit 127 |
 /// | `launcher_failure` | infrastructure | mpirun/srun/ssh could not start the job |
-/// | `connection_refused` | infrastructure | the out-of-band TCP connect failed before any data |
-/// | `resource_creation` | infrastructure | QP/CQ/MR/PD creation or QP state change refused (config, limits) |
+/// | `connection_refused` | infrastructure | the out-of-band TCP connect failed before any data (perftest's exchange, iperf3's control connection): nothing listened |
+/// | `server_busy` | infrastructure | the iperf3 server's port was taken: `the server is busy running a test`, `unable to start listener … Address already in use` (a stale server or another test) |
+/// | `usage_error` | infrastructure | the tool rejected its command line (iperf3's `parameter error`) |
+/// | `resource_creation` | infrastructure | QP/CQ/MR/PD creation or QP state change refused (config, limits); iperf3's `unable to create a new stream` |
 /// | `cuda_failure` | infrastructure | the GPU side failed, not the network |
 /// | `timeout` | infrastructure by default; see [`Failure::class`] | killed by the harness |
 /// | `unrecognised` | infrastructure | the output says nothing we can judge |
 /// | `completion_error` | fabric | a work completion with an error status (retry exceeded, …) |
 /// | `rdma_cm` | fabric | rdma_cm failed after the out-of-band exchange (address/route resolution, CM events) |
+/// | `no_route` | fabric | a connect over the data network failed with `No route to host`, `Network is unreachable` or a timeout: the data path does not work (a host firewall that rejects with ICMP also says `No route to host`) |
 /// | `nccl_failure` | fabric | NCCL failed at run time (NET/IB warnings, `Test NCCL failure`) |
 /// | `socket_fallback` | fabric | NCCL used NET/Socket instead of NET/IB: RDMA is broken |
 /// | `wrong_results` | fabric | data arrived corrupted (`#wrong` > 0) |
@@ -37,6 +40,9 @@ use serde::Serialize;
 pub enum FailureKind {
     NoDevice,
     ConnectionRefused,
+    ServerBusy,
+    UsageError,
+    NoRoute,
     ResourceCreation,
     CompletionError,
     RdmaCm,
@@ -68,10 +74,12 @@ impl FailureKind {
     pub fn verdict_class(self) -> FailureClass {
         use FailureKind::*;
         match self {
-            CompletionError | RdmaCm | NcclFailure | SocketFallback | WrongResults
+            CompletionError | RdmaCm | NoRoute | NcclFailure | SocketFallback | WrongResults
             | OutOfBounds => FailureClass::Fabric,
-            NoDevice | ConnectionRefused | ResourceCreation | Timeout | CudaFailure
-            | LauncherFailure | MissingBinary | Unrecognised => FailureClass::Infrastructure,
+            NoDevice | ConnectionRefused | ServerBusy | UsageError | ResourceCreation | Timeout
+            | CudaFailure | LauncherFailure | MissingBinary | Unrecognised => {
+                FailureClass::Infrastructure
+            }
         }
     }
 
@@ -81,6 +89,9 @@ impl FailureKind {
         match self {
             NoDevice => "no_device",
             ConnectionRefused => "connection_refused",
+            ServerBusy => "server_busy",
+            UsageError => "usage_error",
+            NoRoute => "no_route",
             ResourceCreation => "resource_creation",
             CompletionError => "completion_error",
             RdmaCm => "rdma_cm",
@@ -183,6 +194,10 @@ mod tests {
             FailureKind::MissingBinary.verdict_class(),
             FailureClass::Infrastructure
         );
+        assert_eq!(FailureKind::NoRoute.verdict_class(), FailureClass::Fabric);
+        for k in [FailureKind::ServerBusy, FailureKind::UsageError] {
+            assert_eq!(k.verdict_class(), FailureClass::Infrastructure);
+        }
         assert_eq!(Failure::timeout(true, "x").class, FailureClass::Fabric);
         assert_eq!(
             Failure::timeout(false, "x").class,
@@ -198,6 +213,9 @@ mod tests {
         assert_eq!(v["message"], "NET/Socket");
         assert_eq!(v["class"], "fabric");
         assert_eq!(FailureKind::OutOfBounds.as_str(), "out_of_bounds");
+        assert_eq!(FailureKind::NoRoute.as_str(), "no_route");
+        assert_eq!(FailureKind::ServerBusy.as_str(), "server_busy");
+        assert_eq!(FailureKind::UsageError.as_str(), "usage_error");
     }
 
     #[test]

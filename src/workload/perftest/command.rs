@@ -7,8 +7,10 @@ use crate::config::inventory::GidIndex;
 use crate::config::model::{Inventory, NicId};
 use crate::config::suite::PerftestSpec;
 use crate::exec::{Invocation, Role, StepCommands};
+use crate::workload::ports::Ports;
 
-/// perftest's default port; concurrent servers on one host count up from it.
+/// perftest's default port; concurrent servers on one host count up from it
+/// (see [`Ports`]).
 pub const BASE_PORT: u16 = 18515;
 
 /// The GID index to pass with `-x`. `discover` is resolved by the transport's
@@ -92,19 +94,6 @@ fn server_address(spec: &PerftestSpec, inv: &Inventory, server: NicId) -> String
         }
     }
     inv.nodes[n.node].address.clone()
-}
-
-/// Hands out a fresh `-p` port per server host within one round.
-#[derive(Default)]
-pub struct Ports(std::collections::HashMap<usize, u16>);
-
-impl Ports {
-    pub fn next(&mut self, node: usize) -> u16 {
-        let p = self.0.entry(node).or_insert(BASE_PORT);
-        let port = *p;
-        *p = p.wrapping_add(1);
-        port
-    }
 }
 
 /// One server/client pair: `server` listens, `client` connects.
@@ -196,7 +185,7 @@ mod tests {
         let TestKind::Perftest(spec) = &t.kind else {
             panic!()
         };
-        let mut ports = Ports::default();
+        let mut ports = Ports::starting_at(BASE_PORT);
         let step = pair_step(t, spec, &inv, 0, 2, &mut ports).unwrap();
         assert_eq!(
             step.invocations[0].command_line(),
