@@ -16,8 +16,9 @@ use crate::config::model::{End, NicId};
 use crate::exec::types::{InvocationOutput, StepCommands};
 
 use super::congestion::{Ecn, FlowIn, QueueConfig, QueueCounts, QueueTrace};
-use super::fabric::{Fabric, ROCE_OVERHEAD_BYTES};
+use super::fabric::{goodput_factor, Fabric, IPPROTO_TCP, ROCE_OVERHEAD_BYTES};
 use super::share::{self, Demand};
+use super::tcp::{self, TcpSeg};
 use super::world::{Change, EndRef, World};
 use super::{Emulator, Parsed};
 
@@ -51,7 +52,7 @@ pub fn retry_budget_s(timeout_exp: u32, retries: u32) -> f64 {
     4.096e-6 * 2f64.powi(timeout_exp.min(31) as i32) * f64::from(retries + 1)
 }
 
-/// One RoCE flow (one QP's direction).
+/// One flow: a RoCE QP's direction, or one TCP stream of an iperf3 test.
 #[derive(Debug, Clone)]
 pub struct Flow {
     pub src: NicId,
@@ -61,6 +62,55 @@ pub struct Flow {
     pub cap: f64,
     /// When it moves data; set once the workload's outcome is known.
     pub window: (f64, f64),
+    /// A TCP stream: lossy class, its own 5-tuple and its process's CPU.
+    pub tcp: Option<TcpFlow>,
+    /// Spans of the window in which it sends nothing (a TCP stream waiting
+    /// for its retransmission timer after an outage).
+    pub gaps: Vec<(f64, f64)>,
+}
+
+impl Flow {
+    pub fn roce(src: NicId, dst: NicId, sport: u16, cap: f64, window: (f64, f64)) -> Self {
+        Flow {
+            src,
+            dst,
+            sport,
+            cap,
+            window,
+            tcp: None,
+            gaps: Vec::new(),
+        }
+    }
+
+    /// Seconds of [lo, hi] inside the window and outside the gaps.
+    fn active(&self, lo: f64, hi: f64) -> f64 {
+        let a = lo.max(self.window.0);
+        let b = hi.min(self.window.1);
+        if b <= a {
+            return 0.0;
+        }
+        let idle: f64 = self
+            .gaps
+            .iter()
+            .map(|&(g0, g1)| (b.min(g1) - a.max(g0)).max(0.0))
+            .sum();
+        (b - a - idle).max(0.0)
+    }
+}
+
+/// What makes a flow a TCP stream.
+#[derive(Debug, Clone)]
+pub struct TcpFlow {
+    pub dport: u16,
+    /// The iperf3 process (one per client): its streams share one CPU thread.
+    pub process: usize,
+    /// Goodput that process's thread sustains, Gb/s.
+    pub process_gbps: f64,
+    /// The netdev MTU.
+    pub mtu: u32,
+    /// Carried by the host itself or the management network (an address
+    /// of the same host, or a management address): no fabric link.
+    pub off_fabric: bool,
 }
 
 /// Rates and paths between two state changes.
@@ -75,6 +125,9 @@ pub struct Segment {
     pub queues: Vec<Queue>,
     /// Mean queueing delay of each congested directed link, µs.
     pub delay_us: HashMap<usize, f64>,
+    /// TCP streams' state (`None` for RoCE flows; empty when the batch
+    /// has no TCP flow).
+    pub tcp: Vec<Option<TcpSeg>>,
 }
 
 impl Segment {
@@ -101,7 +154,7 @@ pub enum Event {
 }
 
 /// Probability that a packet of `bytes` on the wire carries a bit error.
-fn packet_error(ber: f64, bytes: f64) -> f64 {
+pub fn packet_error(ber: f64, bytes: f64) -> f64 {
     if ber <= 0.0 {
         0.0
     } else {
@@ -302,7 +355,11 @@ impl Emulator {
                 queue.sort_by(|a, b| a.0.total_cmp(&b.0));
             }
             let t1 = queue.first().map_or(f64::INFINITY, |(te, _)| *te);
-            segs.push(self.segment(&fabric, &world, flows, t, t1));
+            let mut seg = self.segment(&fabric, &world, flows, t, t1);
+            if let Some(prev) = segs.last() {
+                tcp::mark_rerouted(prev, &mut seg, &fabric);
+            }
+            segs.push(seg);
             if t1.is_infinite() {
                 break;
             }
@@ -322,23 +379,68 @@ impl Emulator {
     ) -> Segment {
         let paths: Vec<Option<Vec<usize>>> = flows
             .iter()
-            .map(|f| fabric.path(f.src, f.dst, f.sport))
+            .map(|f| match &f.tcp {
+                None => fabric.path(f.src, f.dst, f.sport),
+                Some(t) if t.off_fabric => Some(Vec::new()),
+                Some(t) => fabric.path_l4(f.src, f.dst, IPPROTO_TCP, f.sport, t.dport),
+            })
             .collect();
+        let mtu = fabric.mtu;
+        let roce_eff = goodput_factor(mtu);
+        // Each iperf3 process's CPU is one more "link" its streams share;
+        // bit errors cap a TCP stream on their own (`tcp::mathis_gbps`).
+        let mut capacity: Vec<f64> = Vec::new();
+        let mut cpu_link: HashMap<usize, usize> = HashMap::new();
+        let mut own_cap = vec![f64::INFINITY; flows.len()];
         let demands: Vec<Demand> = flows
             .iter()
             .zip(&paths)
-            .map(|(f, p)| Demand {
-                cap: if p.is_some() { f.cap } else { 0.0 },
-                links: p.clone().unwrap_or_default(),
+            .enumerate()
+            .map(|(fi, (f, p))| {
+                let Some(p) = p else {
+                    return Demand {
+                        cap: 0.0,
+                        links: Vec::new(),
+                    };
+                };
+                let Some(t) = &f.tcp else {
+                    return Demand {
+                        cap: f.cap,
+                        links: p.clone(),
+                    };
+                };
+                let to_share = roce_eff / tcp::efficiency(t.mtu);
+                let k = *cpu_link.entry(t.process).or_insert_with(|| {
+                    capacity.push(t.process_gbps * to_share);
+                    fabric.capacity.len() + capacity.len() - 1
+                });
+                let ber_loss = tcp::path_loss(fabric, p, t.mtu);
+                if ber_loss > 0.0 {
+                    let rtt = tcp::rtt_us(p.len(), 0.0);
+                    own_cap[fi] =
+                        tcp::mathis_gbps(t.mtu, rtt, ber_loss) * to_share / (1.0 - ber_loss);
+                }
+                let mut links = p.clone();
+                links.push(k);
+                Demand {
+                    // A control connection (cap 0) only needs its path.
+                    cap: own_cap[fi].min(f.cap),
+                    links,
+                }
             })
             .collect();
-        let mut rate = share::max_min(&fabric.capacity, &demands);
+        let mut rate = if capacity.is_empty() {
+            share::max_min(&fabric.capacity, &demands)
+        } else {
+            let mut all = fabric.capacity.clone();
+            all.extend_from_slice(&capacity);
+            share::max_min(&all, &demands)
+        };
         for (r, p) in rate.iter_mut().zip(&paths) {
             if p.is_none() {
                 *r = 0.0;
             }
         }
-        let mtu = fabric.mtu;
         let wire_pkt = f64::from(mtu) + ROCE_OVERHEAD_BYTES;
         // Bit errors: each lost packet costs a window of resends (go-back-N).
         let mut eff: Vec<f64> = paths
@@ -353,17 +455,66 @@ impl Emulator {
                 1.0 / (1.0 + loss * window_pkts(r.max(1.0), mtu))
             })
             .collect();
-        // What each flow would push if nothing downstream held it back: its
-        // NIC's port shared by the NIC's flows, capped by the QP itself.
+        // TCP streams: goodput, loss and RTT follow from the share.
+        let any_tcp = flows.iter().any(|f| f.tcp.is_some());
+        let mut tcp_state: Vec<Option<TcpSeg>> = if any_tcp {
+            vec![None; flows.len()]
+        } else {
+            Vec::new()
+        };
+        let mut tcp_load: HashMap<usize, f64> = HashMap::new();
+        if any_tcp {
+            let mut cpu_used: HashMap<usize, (f64, f64)> = HashMap::new();
+            for (f, &r) in flows.iter().zip(&rate) {
+                if let Some(t) = &f.tcp {
+                    let e = cpu_used.entry(t.process).or_default();
+                    e.0 += r;
+                    e.1 = e.1.max(r);
+                }
+            }
+            for (fi, f) in flows.iter().enumerate() {
+                let Some(t) = &f.tcp else { continue };
+                let r = rate[fi];
+                let path = paths[fi].as_deref();
+                for &d in path.unwrap_or_default() {
+                    *tcp_load.entry(d).or_default() += r;
+                }
+                let cpu_cap = t.process_gbps * roce_eff / tcp::efficiency(t.mtu);
+                let (used, top) = cpu_used.get(&t.process).copied().unwrap_or_default();
+                let cpu_bound = used >= cpu_cap * (1.0 - 1e-9) && r >= top * (1.0 - 1e-9);
+                let own_bound = r >= own_cap[fi] * (1.0 - 1e-9);
+                let bound = if cpu_bound {
+                    tcp::Bound::Cpu
+                } else if own_bound {
+                    tcp::Bound::Loss
+                } else {
+                    tcp::Bound::Network
+                };
+                let st = tcp::segment_state(
+                    fabric,
+                    path,
+                    t.mtu,
+                    r / roce_eff * tcp::efficiency(t.mtu),
+                    bound,
+                    fabric.host_link(&self.inv, f.src),
+                );
+                eff[fi] = tcp::efficiency(t.mtu) / roce_eff * (1.0 - st.loss);
+                tcp_state[fi] = Some(st);
+            }
+        }
+        // What each RoCE flow would push if nothing downstream held it
+        // back: its NIC's port (less what TCP takes of it) shared by the
+        // NIC's QPs, capped by the QP itself. TCP is in the lossy class: it
+        // takes its share of a link but not a place in the RoCE queue.
         let mut per_nic: HashMap<NicId, usize> = HashMap::new();
         for (f, p) in flows.iter().zip(&paths) {
-            if p.is_some() {
+            if p.is_some() && f.tcp.is_none() {
                 *per_nic.entry(f.src).or_default() += 1;
             }
         }
         let mut on_link: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
         for (fi, p) in paths.iter().enumerate() {
-            if rate[fi] <= 0.0 {
+            if rate[fi] <= 0.0 || flows[fi].tcp.is_some() {
                 continue;
             }
             for (pos, &d) in p.iter().flatten().enumerate() {
@@ -379,13 +530,15 @@ impl Emulator {
         let dcqcn = self.inv.fabric.roce.dcqcn;
         for d in dirs {
             let members = &on_link[&d];
-            let cap = fabric.capacity[d];
+            let cap = fabric.capacity[d] - tcp_load.get(&d).copied().unwrap_or(0.0);
             let offered: Vec<f64> = members
                 .iter()
                 .map(|&(fi, _)| {
                     let f = &flows[fi];
                     let n = per_nic.get(&f.src).copied().unwrap_or(1).max(1) as f64;
-                    (fabric.nic_goodput(f.src) / n).min(f.cap)
+                    let uplink = paths[fi].as_ref().and_then(|p| p.first());
+                    let tcp_out = uplink.and_then(|u| tcp_load.get(u)).copied().unwrap_or(0.0);
+                    ((fabric.nic_goodput(f.src) - tcp_out).max(0.0) / n).min(f.cap)
                 })
                 .collect();
             if offered.iter().sum::<f64>() <= cap * (1.0 + 1e-9) {
@@ -441,6 +594,7 @@ impl Emulator {
             eff,
             queues,
             delay_us,
+            tcp: tcp_state,
         }
     }
 
@@ -479,6 +633,7 @@ impl Emulator {
         let mtu = f64::from(self.fabric.mtu);
         let frame = mtu + ROCE_OVERHEAD_BYTES - 20.0;
         let wire_pkt = mtu + ROCE_OVERHEAD_BYTES;
+        let roce_eff = goodput_factor(self.fabric.mtu);
         let prio = self.world.roce_prio;
         for s in segs {
             let lo = a.max(s.t0);
@@ -489,22 +644,38 @@ impl Emulator {
             for (fi, f) in flows.iter().enumerate() {
                 let r = s.rate[fi];
                 let Some(path) = &s.paths[fi] else { continue };
-                let wlo = lo.max(f.window.0);
-                let whi = hi.min(f.window.1);
-                if r <= 0.0 || whi <= wlo || path.is_empty() {
+                let secs = f.active(lo, hi);
+                if r <= 0.0 || secs <= 0.0 || path.is_empty() {
                     continue;
                 }
-                let pkts = r * 1e9 / 8.0 * (whi - wlo) / mtu;
-                let bytes = pkts * frame;
+                // A TCP stream: lossy class (priority 0), MTU-sized frames,
+                // nothing in the RDMA counters.
+                let (pkts, bytes, on_wire, p) = match &f.tcp {
+                    None => {
+                        let pkts = r * 1e9 / 8.0 * secs / mtu;
+                        (pkts, pkts * frame, wire_pkt, prio)
+                    }
+                    Some(t) => {
+                        let m = f64::from(t.mtu);
+                        let pkts =
+                            r / roce_eff * 1e9 / 8.0 * secs / (m + tcp::ETHERNET_FRAMING_BYTES);
+                        let frame = m + tcp::ETHERNET_FRAMING_BYTES - 20.0;
+                        (pkts, pkts * frame, m + tcp::ETHERNET_FRAMING_BYTES, 0)
+                    }
+                };
                 for &d in path {
                     let to = self.world.end(d ^ 1);
-                    self.world.add_hop(self.world.end(d), to, bytes, pkts);
+                    self.world
+                        .add_hop_prio(self.world.end(d), to, bytes, pkts, p);
                     let ber = self.fabric.ber[d / 2];
                     if ber > 0.0 {
-                        let bad = pkts * packet_error(ber, wire_pkt);
+                        let bad = pkts * packet_error(ber, on_wire);
                         // FEC corrects most errored bits; what reaches the
                         // MAC as a bad FCS is the post-FEC residue.
                         self.world.add_crc(to, bad, bad * 1000.0);
+                        if f.tcp.is_some() {
+                            continue;
+                        }
                         let n = &mut self.world.nic[f.dst];
                         n.out_of_sequence += bad * window_pkts(r, self.fabric.mtu);
                         let sn = &mut self.world.nic[f.src];

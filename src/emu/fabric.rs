@@ -24,6 +24,9 @@ pub const ROCE_OVERHEAD_BYTES: f64 = 82.0;
 
 /// The RoCEv2 destination UDP port (IANA).
 pub const ROCE_UDP_PORT: u64 = 4791;
+/// IP protocol numbers.
+pub const IPPROTO_TCP: u8 = 6;
+pub const IPPROTO_UDP: u8 = 17;
 
 /// Payload share of the wire at `mtu`: MTU / (MTU + 82).
 pub fn goodput_factor(mtu: u32) -> f64 {
@@ -42,6 +45,17 @@ pub fn roce_sport(lqpn: u32, rqpn: u32) -> u16 {
     let fl = (v & 0xF_FFFF) as u32;
     let low = (fl & 0x3FFF) ^ ((fl & 0xF_C000) >> 14);
     (low | 0xC000) as u16
+}
+
+/// A NIC's cable as its host sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostLink {
+    Up,
+    /// The NIC is up but the far end (or the cable) is not: the netdev keeps
+    /// its routes and drops what it is handed.
+    NoCarrier,
+    /// `ip link set … down` on the host itself (or no cable at all).
+    AdminDown,
 }
 
 #[derive(Debug, Clone)]
@@ -251,6 +265,22 @@ impl Fabric {
         }
     }
 
+    /// The state of a NIC's own cable as the NIC sees it.
+    pub fn host_link(&self, inv: &Inventory, nic: NicId) -> HostLink {
+        let Some((up, _)) = self.nic_links[nic] else {
+            return HostLink::AdminDown;
+        };
+        let l = up / 2;
+        let side = usize::from(inv.links[l].a != End::Nic(nic));
+        if self.link_up[l] {
+            HostLink::Up
+        } else if self.admin_up[l][side] {
+            HostLink::NoCarrier
+        } else {
+            HostLink::AdminDown
+        }
+    }
+
     /// Port index (`2*link + side`) of a switch port, by name.
     pub fn port(&self, switch: SwitchId, name: &str) -> Option<usize> {
         self.ports.get(&(switch, name.to_string())).copied()
@@ -274,7 +304,7 @@ impl Fabric {
     }
 
     /// Directed links a flow from `src` to `dst` with UDP source port
-    /// `sport` crosses, or `None` when there is no route (an uncabled or
+    /// `sport` crosses (a RoCEv2 flow: UDP to 4791), or `None` when there is no route (an uncabled or
     /// misplaced NIC, a host link down, every uplink towards the destination
     /// down, routing stopped on a leaf on the way). A NIC to itself is an
     /// empty path (loopback inside the NIC).
@@ -286,6 +316,22 @@ impl Fabric {
     /// modulo the live members, so a link going down rehashes flows, as on
     /// switches without resilient hashing.
     pub fn path(&self, src: NicId, dst: NicId, sport: u16) -> Option<Vec<usize>> {
+        self.path_l4(src, dst, IPPROTO_UDP, sport, ROCE_UDP_PORT as u16)
+    }
+
+    /// The path of any IPv4 flow: `path` with the protocol and destination
+    /// port of the 5-tuple given (iperf3's TCP streams hash on their own
+    /// ports). The protocol enters the hash word of the ports as
+    /// `dport | (proto ^ 17) << 16`, so that a UDP flow hashes exactly as
+    /// `path` always has.
+    pub fn path_l4(
+        &self,
+        src: NicId,
+        dst: NicId,
+        proto: u8,
+        sport: u16,
+        dport: u16,
+    ) -> Option<Vec<usize>> {
         if src == dst {
             return Some(Vec::new());
         }
@@ -324,7 +370,8 @@ impl Fabric {
         }
         let ip_s = u64::from(u32::from(self.nic_ip[src]));
         let ip_d = u64::from(u32::from(self.nic_ip[dst]));
-        let tuple = [ip_s, ip_d, u64::from(sport), ROCE_UDP_PORT];
+        let l4 = u64::from(dport) | (u64::from(proto ^ IPPROTO_UDP) << 16);
+        let tuple = [ip_s, ip_d, u64::from(sport), l4];
         let h = hash_words(
             self.seed,
             &[tuple[0], tuple[1], tuple[2], tuple[3], ls as u64],

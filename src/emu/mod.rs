@@ -1,5 +1,6 @@
 //! The emulated fabric: a model of a RoCEv2 pod that answers the command
-//! lines rocegate sends (perftest, nccl-tests under mpirun or srun) with the
+//! lines rocegate sends (perftest, nccl-tests under mpirun or srun, iperf3,
+//! the counter reads and fault commands) with the
 //! output the real tools print, computed from the inventory's topology and
 //! from every flow running at the same time. It is not a packet simulator, it
 //! never returns canned numbers, it never sleeps (time is virtual), and it is
@@ -70,27 +71,40 @@
 //! plateau is reached only at hundreds of MiB to GiB. With no usable HCA NCCL
 //! falls back to sockets (2.5 GB/s) and says so in its INFO lines.
 //!
+//! **TCP (iperf3)** (`iperf_run`, `tcp`, `iperf`). One flow per stream
+//! with its own ephemeral source port, sharing the links max-min in wire
+//! bits with everything else and, with the other streams of its process,
+//! one CPU thread (45 Gb/s); goodput is the share × (MTU − 52)/(MTU + 38)
+//! less what bit errors and a full lossy queue take (Mathis); an outage
+//! stalls a stream until its retransmission timer fires with a path.
+//!
 //! **Virtual time.** A batch's steps all start at `now_s()`; the clock
-//! advances to the end of the longest.
+//! advances to the end of the longest. Faults and timed reads cut it into
+//! segments (`batch`); congestion and counters follow (`congestion`,
+//! `world`).
 //!
 //! # Not modelled
 //!
-//! Congestion transients, PFC pauses, ECN marks and counters, drops, bit
-//! errors (`bad_cable`), swapped cables, PFC/ECN misconfiguration, firmware
-//! differences, faults during a batch, per-NIC message-rate limits, PCIe and
+//! See docs/emulator.md, "Not modelled": packet-level behaviour, PCIe and
 //! GPU-memory limits, NCCL's Tree/NVLS algorithms (every collective is a
-//! ring), alltoall's real traffic matrix (modelled as the ring).
+//! ring), alltoall's real traffic matrix (modelled as the ring), traffic
+//! classes' scheduling weights, and the iperf3 options besides the ones
+//! rocegate sends.
 
 mod batch;
+mod cjson;
 mod congestion;
 mod fabric;
 mod host_out;
+mod iperf;
+mod iperf_run;
 mod nccl;
 mod perftest;
 mod probe;
 mod share;
 pub mod state;
 mod switch_out;
+mod tcp;
 mod world;
 
 use crate::rng;
@@ -140,6 +154,7 @@ enum Parsed {
         nic: NicId,
     },
     Nccl(Box<nccl::Job>),
+    Iperf(Box<iperf_run::IperfCmd>),
     Probe(probe::Probe),
     Fault(batch::FaultCmd),
 }
@@ -299,6 +314,9 @@ impl Emulator {
             if let Some(p) = probe::parse_node(&self.inv, node, argv) {
                 return p;
             }
+        }
+        if base == "iperf3" {
+            return self.parse_iperf(inv, argv);
         }
         if perftest::tool_kind(base).is_some() {
             let p = match perftest::parse(argv) {
@@ -488,13 +506,7 @@ impl Emulator {
                                 continue;
                             }
                             let idx = flows.len();
-                            flows.push(Flow {
-                                src: a,
-                                dst: b,
-                                sport,
-                                cap,
-                                window: (from, f64::INFINITY),
-                            });
+                            flows.push(Flow::roce(a, b, sport, cap, (from, f64::INFINITY)));
                             if dir == 0 {
                                 pair.fwd.push(idx);
                             } else {
@@ -507,13 +519,13 @@ impl Emulator {
                     // A ping-pong loads nothing; a flow without a rate still
                     // finds its path in every segment.
                     pair.lat = Some(flows.len());
-                    flows.push(Flow {
-                        src: cnic,
-                        dst: snic,
-                        sport: roce_sport(pair.client_qpns[0], pair.server_qpns[0]),
-                        cap: 0.0,
-                        window: (f64::INFINITY, f64::INFINITY),
-                    });
+                    flows.push(Flow::roce(
+                        cnic,
+                        snic,
+                        roce_sport(pair.client_qpns[0], pair.server_qpns[0]),
+                        0.0,
+                        (f64::INFINITY, f64::INFINITY),
+                    ));
                 }
                 paired.insert(sv, pairs.len());
                 paired.insert((si, ii), pairs.len());
@@ -578,13 +590,13 @@ impl Emulator {
                             let qb = self.alloc_qpns(b, n_flows);
                             for k in 0..n_flows as usize {
                                 edge.push(flows.len());
-                                flows.push(Flow {
-                                    src: a,
-                                    dst: b,
-                                    sport: roce_sport(qa[k], qb[k]),
-                                    cap: if ok { f64::INFINITY } else { 0.0 },
-                                    window: (at(si, ii), f64::INFINITY),
-                                });
+                                flows.push(Flow::roce(
+                                    a,
+                                    b,
+                                    roce_sport(qa[k], qb[k]),
+                                    if ok { f64::INFINITY } else { 0.0 },
+                                    (at(si, ii), f64::INFINITY),
+                                ));
                             }
                             rail_edges.push(edge);
                         }
@@ -594,6 +606,9 @@ impl Emulator {
                 rings.push(ring);
             }
         }
+
+        // iperf3 clients, their servers and their TCP streams.
+        let iperf_tests = self.iperf_flows(&parsed, &mut flows, &at);
 
         // Timed commands and changes, and reads.
         let mut events: Vec<(f64, Event)> = Vec::new();
@@ -699,6 +714,16 @@ impl Emulator {
                 at(ring.at.0, ring.at.1),
             );
         }
+        self.render_iperf(
+            &iperf_tests,
+            batch,
+            &parsed,
+            &segs,
+            &mut flows,
+            &mut out,
+            &at,
+            &jitter,
+        );
         let end = out
             .iter()
             .flat_map(|s| s.iter())
@@ -1126,3 +1151,5 @@ pub(crate) mod testutil {
 mod tests;
 #[cfg(test)]
 mod tests_faults;
+#[cfg(test)]
+mod tests_iperf;

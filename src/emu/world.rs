@@ -255,10 +255,9 @@ impl World {
         }
     }
 
-    /// RoCE traffic over one directed link: sent by `from`, received by
-    /// `to`, in the totals and on the RoCE priority.
-    pub fn add_hop(&mut self, from: EndRef, to: EndRef, bytes: f64, pkts: f64) {
-        let p = self.roce_prio;
+    /// Traffic over one directed link: sent by `from`, received by `to`, in
+    /// the totals and on priority `p` (RoCE's, or 0 for TCP).
+    pub fn add_hop_prio(&mut self, from: EndRef, to: EndRef, bytes: f64, pkts: f64, p: u8) {
         let add = |b: &mut f64, k: &mut f64| {
             *b += bytes;
             *k += pkts;
