@@ -306,6 +306,28 @@ impl Emulator {
                 secs: 0.0,
             };
         };
+        if let Some(parts) = crate::exec::compose::decompose(argv) {
+            let parts = parts
+                .into_iter()
+                .map(|argv| {
+                    let one = Invocation {
+                        argv,
+                        ..inv.clone()
+                    };
+                    match self.parse(&one) {
+                        Parsed::Probe(p) => Ok(p),
+                        Parsed::Done {
+                            stdout,
+                            stderr,
+                            exit,
+                            ..
+                        } => Err((stdout + &stderr, exit)),
+                        _ => Err(("rocegate emulator: only reads can be composed\n".into(), 2)),
+                    }
+                })
+                .collect();
+            return Parsed::Probe(probe::Probe::Composed(parts));
+        }
         let base = cmd.rsplit('/').next().unwrap_or(cmd);
         if let Some(&sw) = self.inv.switch_by_name.get(&inv.host) {
             return probe::parse_switch(&self.fabric, sw, argv).unwrap_or_else(|| not_found(cmd));

@@ -26,6 +26,9 @@ pub enum Probe {
     PortLink(usize, bool),
     PortPfc(usize),
     PortQdisc(usize),
+    /// Several reads in one command (`exec::compose`): each a read, or the
+    /// output and exit status of a part that is not one.
+    Composed(Vec<Result<Probe, (String, i32)>>),
 }
 
 fn fail(stderr: String, exit: i32) -> Parsed {
@@ -278,6 +281,18 @@ impl Emulator {
             }
             Probe::PortPfc(p) => switch_out::dcb_pfc(&w.port_cfg[*p]),
             Probe::PortQdisc(p) => switch_out::tc_qdisc(&w.port_cfg[*p], &w.port[*p]),
+            Probe::Composed(parts) => parts
+                .iter()
+                .enumerate()
+                .map(|(i, part)| match part {
+                    Ok(p) => {
+                        let r = self.read(p, host, t);
+                        let code = r.exit.unwrap_or(255);
+                        crate::exec::compose::frame(i, &(r.stdout + &r.stderr), code)
+                    }
+                    Err((text, code)) => crate::exec::compose::frame(i, text, *code),
+                })
+                .collect(),
         };
         o
     }

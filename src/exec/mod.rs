@@ -7,6 +7,7 @@
 //! client, an mpirun launcher). Everything in a batch runs concurrently; this
 //! is what lets the emulated fabric see all flows that share its links.
 
+pub mod compose;
 pub mod emulated;
 pub mod local;
 pub mod preflight;

@@ -10,6 +10,7 @@ use crate::config::check_suite::Test;
 use crate::config::inventory::SwitchDriver;
 use crate::config::model::{Inventory, NicId};
 use crate::counters::{host, switch_linux, Snapshot};
+use crate::exec::compose::{compose, split};
 use crate::exec::{Invocation, InvocationOutput, Role, StepCommands};
 use crate::plan::Step;
 use crate::report::events::CounterRecord;
@@ -68,7 +69,8 @@ impl Source {
 /// The sampler's step for one round, and what each invocation reads.
 pub struct SamplerPlan {
     pub step: StepCommands,
-    reads: Vec<(Source, String, String)>,
+    /// Per invocation: its host, and the source and device of each part.
+    reads: Vec<(String, Vec<(Source, String)>)>,
 }
 
 pub fn nics_of(step: &Step, inv: &Inventory) -> Vec<NicId> {
@@ -122,20 +124,34 @@ pub fn plan(inv: &Inventory, test: &Test, round: &[Step]) -> Option<SamplerPlan>
             }
         }
     }
+    // One command per host and instant: a node's whole snapshot (every NIC,
+    // ethtool and sysfs) in one round trip.
+    let mut hosts: Vec<(String, Vec<(Source, String)>, Vec<Vec<String>>)> = Vec::new();
+    for (src, host, device, argv) in targets {
+        let i = match hosts.iter().position(|h| h.0 == host) {
+            Some(i) => i,
+            None => {
+                hosts.push((host, Vec::new(), Vec::new()));
+                hosts.len() - 1
+            }
+        };
+        hosts[i].1.push((src, device));
+        hosts[i].2.push(argv);
+    }
     let mut invocations = Vec::new();
     let mut reads = Vec::new();
     for k in 0..samples {
         let at = from + every * k;
-        for (src, host, device, argv) in &targets {
+        for (host, what, argvs) in &hosts {
             invocations.push(Invocation {
                 host: host.clone(),
-                argv: argv.clone(),
+                argv: compose(argvs),
                 env: Vec::new(),
                 role: Role::Probe,
                 timeout: READ_TIMEOUT,
                 at,
             });
-            reads.push((*src, host.clone(), device.clone()));
+            reads.push((host.clone(), what.clone()));
         }
     }
     Some(SamplerPlan {
@@ -153,28 +169,33 @@ impl SamplerPlan {
         rep: u32,
         outs: &[InvocationOutput],
     ) -> Vec<CounterRecord> {
-        let mut recs: Vec<CounterRecord> = self
-            .reads
-            .iter()
-            .zip(outs)
-            .map(|((src, host, device), o)| {
-                let (source, parsed) = (src.label(), src.parse(&o.stdout));
-                let failed = o.failure.is_some() || o.exit != Some(0);
-                let (readings, error) = match (failed, parsed) {
-                    (true, _) => (
+        let mut recs = Vec::new();
+        for ((host, what), o) in self.reads.iter().zip(outs) {
+            let parts = split(&o.stdout, what.len());
+            for ((src, device), part) in what.iter().zip(parts) {
+                let source = src.label();
+                let (readings, error) = match (&o.failure, part.exit) {
+                    (Some(f), _) => (
+                        Vec::new(),
+                        Some(format!("{host}: {source} {device} not read: {f:?}")),
+                    ),
+                    (None, Some(0)) => match src.parse(&part.text) {
+                        Ok(r) => (r, None),
+                        Err(e) => (
+                            Vec::new(),
+                            Some(format!("{host}: cannot read {source} {device}: {e}")),
+                        ),
+                    },
+                    (None, code) => (
                         Vec::new(),
                         Some(format!(
-                            "{host}: {source} {device} failed: {}",
-                            o.stderr.trim()
+                            "{host}: {source} {device} failed (exit {}): {}",
+                            code.map_or("none: cut off".to_string(), |c| c.to_string()),
+                            crate::workload::text::excerpt(part.text.trim(), 300)
                         )),
                     ),
-                    (false, Ok(r)) => (r, None),
-                    (false, Err(e)) => (
-                        Vec::new(),
-                        Some(format!("{host}: cannot read {source} {device}: {e}")),
-                    ),
                 };
-                CounterRecord {
+                recs.push(CounterRecord {
                     test: test.to_string(),
                     round,
                     rep,
@@ -186,9 +207,9 @@ impl SamplerPlan {
                         t_s: o.started_s,
                         readings,
                     },
-                }
-            })
-            .collect();
+                });
+            }
+        }
         recs.sort_by(|a, b| a.snapshot.t_s.total_cmp(&b.snapshot.t_s));
         recs
     }
