@@ -307,6 +307,9 @@ frr_conf() {
   echo "hostname $sw"
   echo "log file /run/frr/frr.log informational"
   echo "service integrated-vtysh-config"
+  # With kernel nexthop objects, a port flap left the kernel's ECMP group with one member
+  # while zebra believed it had two; plain multipath routes are rewritten whole each time.
+  echo "no zebra nexthop kernel enable"
   echo "!"
   # The management subnet is connected on every switch; keep it out of BGP.
   echo "ip prefix-list RGL-MGMT seq 5 permit 198.18.0.0/16 le 32"
