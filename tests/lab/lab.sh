@@ -17,7 +17,7 @@ readonly SWITCHES=(leaf1 leaf2 spine1 spine2)
 readonly HOSTS=(host1 host2 host3 host4)
 readonly HOST_RATE=1gbit
 readonly UPLINK_RATE=2gbit
-readonly CHECK_TIMEOUT_S=60
+readonly CHECK_TIMEOUT_S=${LAB_CHECK_TIMEOUT_S:-60}
 readonly MAX_MGMT_HOSTS=64
 
 SSH_CONFIG=$STATE/ssh_config
@@ -116,7 +116,7 @@ require_root() {
 }
 
 require_tools() {
-  local missing=() entry path pkg
+  local missing=() pkgs=() entry path pkg
   for entry in \
     /usr/sbin/sshd:openssh-server /usr/bin/ssh:openssh-client /usr/bin/ssh-keygen:openssh-client \
     /usr/lib/frr/zebra:frr /usr/lib/frr/bgpd:frr /usr/bin/vtysh:frr /usr/lib/frr/frrinit.sh:frr \
@@ -125,11 +125,14 @@ require_tools() {
     /usr/bin/nsenter:util-linux /usr/bin/unshare:util-linux; do
     path=${entry%%:*}
     pkg=${entry#*:}
-    [[ -x $path ]] || command -v "${path##*/}" >/dev/null 2>&1 || missing+=("$path (Debian package $pkg)")
+    if [[ ! -x $path ]]; then
+      missing+=("$path (Debian package $pkg)")
+      [[ " ${pkgs[*]} " == *" $pkg "* ]] || pkgs+=("$pkg")
+    fi
   done
   if ((${#missing[@]})); then
     printf 'lab: error: missing %s\n' "${missing[@]}" >&2
-    printf 'lab: install with: apt-get install -y openssh-server frr lldpd iperf3 perftest iproute2\n' >&2
+    printf 'lab: install with: apt-get install -y %s\n' "${pkgs[*]}" >&2
     exit 1
   fi
   id frr >/dev/null 2>&1 || die "user frr does not exist (reinstall the Debian package frr)"
@@ -140,10 +143,20 @@ require_tools() {
 lab_namespaces() { ip netns list 2>/dev/null | awk -v p="$NS_PREFIX" 'index($1, p) == 1 {print $1}'; }
 
 lab_pids() {
-  local ns
+  local ns f pid nets=()
   for ns in $(lab_namespaces); do ip netns pids "$ns" 2>/dev/null || true; done
-  # A holder whose namespace is already gone still has its pid file.
-  cat "$STATE"/*/holder.pid 2>/dev/null || true
+  # A node whose namespace name was deleted under it is found through its holder: the pid
+  # counts only while it still names a `sleep infinity` (never a stranger that reused the
+  # number), and every process sharing the holder's network namespace goes with it.
+  for f in "$STATE"/*/holder.pid; do
+    pid=$(cat "$f" 2>/dev/null) || continue
+    [[ $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) == 'sleep infinity ' ]] || continue
+    nets+=("$(readlink "/proc/$pid/ns/net" 2>/dev/null)")
+  done
+  ((${#nets[@]})) || return 0
+  find /proc/[0-9]*/ns/net -maxdepth 0 -printf '%h %l\n' 2>/dev/null |
+    awk -v nets="${nets[*]}" 'BEGIN {split(nets, n, " "); for (i in n) want[n[i]] = 1}
+      $2 in want {sub("/proc/", "", $1); sub("/ns", "", $1); print $1}' || true
 }
 
 lab_down() {
@@ -598,27 +611,30 @@ lab_check() {
 
 # --- status, shape, exec --------------------------------------------------------------------
 
+# Daemons a node should run, as "NAME PIDFILE" with the pid file as seen inside the node.
+node_daemons() {
+  echo "sshd $STATE/$1/sshd.pid"
+  if is_switch "$1"; then echo "zebra /run/frr/zebra.pid"; echo "bgpd /run/frr/bgpd.pid"; fi
+  if is_switch "$1" || is_host "$1"; then echo "lldpd /run/lldpd.pid"; fi
+}
+
 lab_status() {
-  local node pid down=0 missing d
+  local node down=0 missing
   while read -r node; do
-    if ! pid=$(holder_pid "$node"); then
+    if ! holder_pid "$node" >/dev/null; then
       echo "$node down"
       down=1
       continue
     fi
-    missing=()
-    d=$STATE/$node
-    kill -0 "$(cat "$d/sshd.pid" 2>/dev/null || echo 0)" 2>/dev/null || missing+=(sshd)
-    if is_switch "$node"; then
-      for d in zebra bgpd; do
-        node_exec "$node" test -S "/run/frr/$d.vty" || missing+=("$d")
-      done
-    fi
-    if is_switch "$node" || is_host "$node"; then
-      node_exec "$node" test -S /run/lldpd.socket || missing+=(lldpd)
-    fi
-    if ((${#missing[@]})); then
-      echo "$node down (not running: ${missing[*]})"
+    # One nsenter per node: the pid files of frr and lldpd live in the node's private /run.
+    # shellcheck disable=SC2016
+    missing=$(node_daemons "$node" | node_exec "$node" sh -c '
+      while read -r name pidfile; do
+        pid=$(cat "$pidfile" 2>/dev/null) && [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null ||
+          printf "%s " "$name"
+      done')
+    if [[ -n $missing ]]; then
+      echo "$node down (not running: ${missing% })"
       down=1
     else
       echo "$node up"
