@@ -605,7 +605,7 @@ lab_check() {
     done
   done
   say "check ok in $(elapsed "$t0") s: ${#nodes[@]} nodes answer ssh with their names," \
-    "8 bgp sessions established, 2 ecmp next hops per far host subnet on each leaf," \
+    "all 4 bgp sessions established (both ends), 2 ecmp next hops per far host subnet on each leaf," \
     "host1 reaches host4 across the fabric, lldp host1 eth1 sees leaf1 swp1"
 }
 
