@@ -4,9 +4,10 @@
 # links) plus an optional crowd of management-only sshd hosts. See README.md beside it.
 #
 # Every node is a network namespace rgl-NODE plus a holder process that owns the node's own
-# UTS namespace (hostname = node name) and mount namespace (a private /run, and for switches
-# a private /etc/frr). Every daemon of a node is started with `nsenter` into the holder's
-# namespaces, so an ssh session on a node sees what a login on a real box would see.
+# UTS namespace (hostname = node name) and mount namespace (private /run, /root, /etc/hosts,
+# /etc/resolv.conf and, on switches, /etc/frr). Every daemon of a node is started with
+# `nsenter` into the holder's namespaces, so an ssh session on a node sees what a login on a
+# real box would see: plain `vtysh`, `lldpcli` and `/usr/lib/frr/frrinit.sh` work.
 set -euo pipefail
 
 readonly STATE=/run/rocegate-lab
@@ -444,7 +445,7 @@ on_up_failure() {
 }
 
 lab_up() {
-  local mgmt_hosts=0 node i t0=$EPOCHREALTIME
+  local mgmt_hosts=0 node sw i t0=$EPOCHREALTIME
   while (($#)); do
     case $1 in
       --mgmt-hosts)
@@ -592,6 +593,8 @@ check_lldp() {
 
 lab_check() {
   [[ -r $SSH_CONFIG ]] || die "no lab is running (run: lab.sh up)"
+  [[ $CHECK_TIMEOUT_S =~ ^[0-9]+$ ]] ||
+    die "LAB_CHECK_TIMEOUT_S must be a whole number of seconds, not '$CHECK_TIMEOUT_S'"
   local nodes deadline=$((SECONDS + CHECK_TIMEOUT_S)) t0=$EPOCHREALTIME step msg
   mapfile -t nodes < <(lab_nodes)
   for step in "check_ssh ${nodes[*]}" check_bgp check_ecmp check_ping check_lldp; do
@@ -674,10 +677,7 @@ main() {
     shape) lab_shape "$@" ;;
     exec)
       (($# >= 2)) || die "usage: lab.sh exec NODE CMD..."
-      local node=$1
-      shift
-      pid=$(holder_pid "$node") || die "node $node is not running (run: lab.sh up)"
-      cd / && exec nsenter -t "$pid" -n -u -m -- "$@"
+      node_exec "$@"
       ;;
   esac
 }
