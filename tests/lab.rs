@@ -116,7 +116,11 @@ fn lab_processes(needle: &str) -> Vec<(String, u32, String)> {
     let list = sh(Command::new("ip").args(["netns", "list"]));
     let mut found = Vec::new();
     for line in String::from_utf8_lossy(&list.stdout).lines() {
-        let Some(ns) = line.split_whitespace().next().filter(|n| n.starts_with("rgl-")) else {
+        let Some(ns) = line
+            .split_whitespace()
+            .next()
+            .filter(|n| n.starts_with("rgl-"))
+        else {
             continue;
         };
         let pids = sh(Command::new("ip").args(["netns", "pids", ns]));
@@ -209,7 +213,11 @@ fn the_suite_passes_at_the_shaped_rates(tmp: &Path, inv: &Path, suite: &Path) {
     for v in verdicts {
         let gbps = v["value"].as_f64().unwrap();
         assert_eq!(v["verdict"], "pass", "{v}");
-        assert!((0.9..=1.1).contains(&gbps), "{}: {gbps} Gb/s", v["component"]);
+        assert!(
+            (0.9..=1.1).contains(&gbps),
+            "{}: {gbps} Gb/s",
+            v["component"]
+        );
     }
     eprintln!("lab: suite passed at the shaped rates");
 }
@@ -246,7 +254,8 @@ fn perftest_without_rdma_is_an_error_naming_the_host(tmp: &Path, inv: &Path) {
     assert_eq!(code, 1, "{text}");
     let pre = events(&recs, "preflight");
     assert!(
-        pre.iter().any(|p| p["problems"].to_string().contains("no RDMA device")),
+        pre.iter()
+            .any(|p| p["problems"].to_string().contains("no RDMA device")),
         "the preflight says it first: {pre:?}"
     );
     let verdicts = events(&recs, "verdict");
@@ -255,7 +264,10 @@ fn perftest_without_rdma_is_an_error_naming_the_host(tmp: &Path, inv: &Path) {
         let msg = v["message"].as_str().unwrap();
         assert_eq!(v["verdict"], "error", "{v}");
         assert!(msg.contains("no_device"), "{msg}");
-        assert!(HOSTS.iter().any(|h| msg.contains(h)), "names the host: {msg}");
+        assert!(
+            HOSTS.iter().any(|h| msg.contains(h)),
+            "names the host: {msg}"
+        );
     }
     eprintln!("lab: perftest without RDMA is an error naming the host");
 }
@@ -266,10 +278,9 @@ fn perftest_without_rdma_is_an_error_naming_the_host(tmp: &Path, inv: &Path) {
 fn unreachable_refused_and_hung_each_get_their_error(tmp: &Path, inv: &Path) {
     let text = std::fs::read_to_string(inv).unwrap();
     // 198.18.0.99 is on the lab's own management bridge; nothing has it.
-    let five = text.replace("host[1-4]", "host[1-5]").replace(
-        "198.18.0.[11-14]",
-        "198.18.0.[11-14],198.18.0.99",
-    );
+    let five = text
+        .replace("host[1-4]", "host[1-5]")
+        .replace("198.18.0.[11-14]", "198.18.0.[11-14],198.18.0.99");
     let five = write(tmp, "five.yaml", &five);
     let mesh = write(
         tmp,
@@ -322,19 +333,15 @@ fn unreachable_refused_and_hung_each_get_their_error(tmp: &Path, inv: &Path) {
         "hang.yaml",
         "suite: {name: lab-hang}\ntests:\n  - name: hangs\n    iperf: {duration: 60s}\n    pattern: full-mesh\n    timeout: 5s\n  - name: after\n    iperf: {duration: 2s}\n    pattern: full-mesh\n    timeout: 20s\n    expect: {min_pct_of_line_rate: 90}\n",
     );
-    let (code, recs, out) = run(
-        &tmp.join("hang"),
-        inv,
-        &hang,
-        &["--nodes", "host[1-2]"],
-    );
+    let (code, recs, out) = run(&tmp.join("hang"), inv, &hang, &["--nodes", "host[1-2]"]);
     assert_eq!(code, 1, "{out}");
     let verdicts = events(&recs, "verdict");
     assert_eq!(verdicts.len(), 2, "{out}");
     let hung = verdicts.iter().find(|v| v["test"] == "hangs").unwrap();
     assert_ne!(hung["verdict"], "pass", "{hung}");
     assert!(
-        hung["message"].to_string().contains("timeout") || hung["message"].to_string().contains("timed out"),
+        hung["message"].to_string().contains("timeout")
+            || hung["message"].to_string().contains("timed out"),
         "{hung}"
     );
     let after = verdicts.iter().find(|v| v["test"] == "after").unwrap();
@@ -387,22 +394,30 @@ fn sigterm_mid_run_leaves_nothing_behind(tmp: &Path, inv: &Path) {
 /// SIGTERM on the same fan-out is cleaned up at once.
 fn the_dead_man_cleans_up_after_sigkill(inv: &Path) {
     let exec = |secs: &str, probe: &str| {
-        spawn(
-            rocegate()
-                .args(["exec", "-q", "-i"])
-                .arg(inv)
-                .args(["--switches", "--timeout", secs, "--", "sleep", probe]),
-        )
+        spawn(rocegate().args(["exec", "-q", "-i"]).arg(inv).args([
+            "--switches",
+            "--timeout",
+            secs,
+            "--",
+            "sleep",
+            probe,
+        ]))
     };
     let mut child = exec("60s", "3141");
-    assert!(wait_for("sleep 3141", 8, Duration::from_secs(20)), "8 sleeps");
+    assert!(
+        wait_for("sleep 3141", 8, Duration::from_secs(20)),
+        "8 sleeps"
+    );
     signal(&child, libc::SIGTERM);
     let _ = child.wait();
     let left = gone_within("sleep 3141", Duration::from_secs(10));
     assert!(left.is_empty(), "left behind after SIGTERM: {left:?}");
 
     let mut child = exec("6s", "3142");
-    assert!(wait_for("sleep 3142", 8, Duration::from_secs(20)), "8 sleeps");
+    assert!(
+        wait_for("sleep 3142", 8, Duration::from_secs(20)),
+        "8 sleeps"
+    );
     let killed = Instant::now();
     signal(&child, libc::SIGKILL);
     let _ = child.wait();
@@ -424,16 +439,9 @@ fn mpirun_launches_across_the_lab(inv: &Path) {
     let text = std::fs::read_to_string(inv).unwrap();
     let inv = rocegate::config::check::parse_inventory(inv.to_str().unwrap(), &text).unwrap();
     let nodes: Vec<usize> = (0..inv.nodes.len()).collect();
-    let argv = rocegate::workload::nccl::command::mpirun(
-        &inv,
-        &nodes,
-        1,
-        &[],
-        &["hostname".to_string()],
-    );
-    let o = sh(Command::new(&argv[0])
-        .args(&argv[1..])
-        .stdin(Stdio::null()));
+    let argv =
+        rocegate::workload::nccl::command::mpirun(&inv, &nodes, 1, &[], &["hostname".to_string()]);
+    let o = sh(Command::new(&argv[0]).args(&argv[1..]).stdin(Stdio::null()));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
         o.status.success(),

@@ -161,7 +161,7 @@ pub async fn run_step(
         .filter(|(_, i)| i.role == Role::Server)
     {
         match spawn(inv, clock.elapsed().as_secs_f64()) {
-            Ok(r) => servers.push((i, r, Instant::now() + inv.timeout)),
+            Ok(r) => servers.push((i, r, Instant::now() + inv.limit())),
             Err(f) => outputs[i] = Some(not_started(f, clock.elapsed().as_secs_f64())),
         }
     }

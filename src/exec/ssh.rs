@@ -195,7 +195,7 @@ impl SshTransport {
             let _ = out.read_to_end(&mut b).await;
             String::from_utf8_lossy(&b).into_owned()
         });
-        let deadline = inv.timeout + LOCAL_GRACE;
+        let deadline = inv.limit() + LOCAL_GRACE;
         let mut failure = None;
         let status = tokio::select! {
             s = child.wait() => s.ok(),
@@ -309,7 +309,7 @@ impl SshTransport {
             Some(124) => Some(ExecFailure::TimedOut(format!(
                 "{}: killed by its dead-man timeout after {}s",
                 inv.host,
-                inv.timeout.as_secs()
+                inv.limit().as_secs()
             ))),
             Some(127) => Some(ExecFailure::MissingBinary(format!(
                 "{}: {}: command not found ({stderr})",
@@ -480,7 +480,7 @@ fn auth_refused(stderr: &str) -> bool {
 /// process group (`setsid -w`), the group id announced on stderr, and a
 /// dead-man `timeout` around the command with its environment.
 pub fn remote_command(inv: &Invocation) -> String {
-    let secs = inv.timeout.as_secs().max(1);
+    let secs = inv.limit().as_secs().max(1);
     let env = inv.env.iter().map(|(k, v)| format!("{k}={}", quote(v)));
     let words = inv.argv.iter().map(|w| quote(w));
     let cmd: Vec<String> = env.chain(words).collect();

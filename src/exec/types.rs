@@ -36,7 +36,22 @@ pub struct Invocation {
     pub at: Duration,
 }
 
+/// How much longer than its own timeout a server may live: it starts
+/// first and is stopped as soon as its clients end, so its limit must never
+/// be what ends a step (a client killed by its own timeout says more than
+/// one whose server vanished).
+pub const SERVER_SLACK: Duration = Duration::from_secs(10);
+
 impl Invocation {
+    /// The limit a transport enforces: the timeout, plus [`SERVER_SLACK`]
+    /// for a server.
+    pub fn limit(&self) -> Duration {
+        match self.role {
+            Role::Server => self.timeout + SERVER_SLACK,
+            _ => self.timeout,
+        }
+    }
+
     /// The command line as a shell would show it, every word quoted as needed.
     pub fn command_line(&self) -> String {
         let words = self.argv.iter().map(|w| quote(w));

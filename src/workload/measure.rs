@@ -61,6 +61,21 @@ fn exec_failure(f: &ExecFailure, host: &str, argv0: &str) -> Option<FailureRecor
     })
 }
 
+/// The failure a step is judged on. A command that could not be started on
+/// its host (unreachable, key refused, binary missing) comes first: the step
+/// was never set up, so whatever its peer saw (a client finding no server
+/// is "no route" or "refused") says nothing about the fabric. Then fabric
+/// failures, which are the finding; then the other infrastructure ones.
+fn first_failure(mut failures: Vec<FailureRecord>) -> Option<FailureRecord> {
+    let rank = |f: &FailureRecord| match f.kind.as_str() {
+        "unreachable" | "auth_refused" | "missing_binary" => 0,
+        _ if f.class == "fabric" => 1,
+        _ => 2,
+    };
+    failures.sort_by_key(rank);
+    failures.into_iter().next()
+}
+
 /// The tool's binary name, skipping wrappers such as numactl and timeout.
 fn tool_name(argv: &[String]) -> &str {
     let mut i = 0;
@@ -169,8 +184,7 @@ pub fn perftest_step(
             Err(_) => {}
         }
     }
-    failures.sort_by_key(|f| f.class != "fabric");
-    m.failure = failures.into_iter().next();
+    m.failure = first_failure(failures);
     if m.failure.is_none() && clients > 0 {
         m.value = Some(total);
     }
@@ -259,8 +273,7 @@ pub fn iperf_step(cmds: &StepCommands, outs: &[InvocationOutput]) -> Measurement
             )),
         }
     }
-    failures.sort_by_key(|f| f.class != "fabric");
-    m.failure = failures.into_iter().next();
+    m.failure = first_failure(failures);
     if m.failure.is_none() && clients > 0 {
         m.value = Some(total);
     }
