@@ -126,7 +126,9 @@ pub fn plan(inv: &Inventory, test: &Test, round: &[Step]) -> Option<SamplerPlan>
     }
     // One command per host and instant: a node's whole snapshot (every NIC,
     // ethtool and sysfs) in one round trip.
-    let mut hosts: Vec<(String, Vec<(Source, String)>, Vec<Vec<String>>)> = Vec::new();
+    // (host, what each part reads, the parts' command lines)
+    type HostReads = (String, Vec<(Source, String)>, Vec<Vec<String>>);
+    let mut hosts: Vec<HostReads> = Vec::new();
     for (src, host, device, argv) in targets {
         let i = match hosts.iter().position(|h| h.0 == host) {
             Some(i) => i,
