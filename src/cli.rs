@@ -65,7 +65,8 @@ pub struct ExecArgs {
     /// Run the command this many times in sequence (for measuring)
     #[arg(long, default_value_t = 1)]
     pub repeat: u32,
-    /// Open a fresh ssh connection per command (no ControlMaster reuse)
+    /// Open a fresh ssh connection per command even with --repeat (without
+    /// --repeat there is nothing to reuse, so no ControlMaster is set up)
     #[arg(long)]
     pub no_reuse: bool,
     /// Print only failures and the summary line

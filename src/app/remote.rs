@@ -159,7 +159,10 @@ pub fn exec_cmd(a: &ExecArgs) -> Result<i32, AppError> {
     let timeout =
         parse_duration(&a.timeout).map_err(|e| AppError::Input(format!("--timeout: {e}")))?;
     let hosts = hosts(&inv, a)?;
-    let t = transport(&inv, 1, 0.0, a.no_reuse.then_some(false))?;
+    // A master connection only pays off when a host runs more than one
+    // command: for a single fan-out, setting it up costs more than it saves.
+    let reuse = !a.no_reuse && a.repeat > 1;
+    let t = transport(&inv, 1, 0.0, Some(reuse))?;
     let rt = runtime()?;
     let cancel = cancel_on_signal(&rt);
     let batch: Vec<StepCommands> = hosts

@@ -503,17 +503,25 @@ impl Drop for SshTransport {
                 .map(|m| m.keys().cloned().collect())
                 .unwrap_or_default()
         };
-        for h in hosts {
-            let mut argv = self.ssh_argv(&h);
-            let addr = argv.pop().unwrap_or_default();
-            argv.pop(); // "--"
-            argv.extend(["-O".into(), "exit".into(), "--".into(), addr]);
-            let _ = std::process::Command::new(&argv[0])
-                .args(&argv[1..])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
+        // All at once: one by one, 64 hosts cost most of a second.
+        let closing: Vec<std::process::Child> = hosts
+            .iter()
+            .filter_map(|h| {
+                let mut argv = self.ssh_argv(h);
+                let addr = argv.pop().unwrap_or_default();
+                argv.pop(); // "--"
+                argv.extend(["-O".into(), "exit".into(), "--".into(), addr]);
+                std::process::Command::new(&argv[0])
+                    .args(&argv[1..])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .ok()
+            })
+            .collect();
+        for mut c in closing {
+            let _ = c.wait();
         }
         let _ = std::fs::remove_dir_all(&self.control_dir);
     }
