@@ -173,6 +173,35 @@ pub fn render(records: &[Record], run_dir: &Path) -> String {
         }
         None => h.push_str("<p class=\"gate no\">RUN DID NOT FINISH (no run_finished record)</p>"),
     }
+    // The hosts, as the preflight found them: problems listed, the ready counted.
+    let pre: Vec<&crate::exec::preflight::HostReport> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Preflight(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    if !pre.is_empty() {
+        let bad: Vec<_> = pre.iter().filter(|p| !p.problems.is_empty()).collect();
+        let _ = write!(
+            h,
+            "<h2>Preflight</h2><p>{} of {} hosts ready</p>",
+            pre.len() - bad.len(),
+            pre.len()
+        );
+        if !bad.is_empty() {
+            h.push_str("<table><tr><th>host</th><th>problems</th></tr>");
+            for p in bad {
+                let _ = write!(
+                    h,
+                    "<tr><td>{}</td><td>{}</td></tr>",
+                    esc(&p.host),
+                    esc(&p.problems.join("; "))
+                );
+            }
+            h.push_str("</table>");
+        }
+    }
     // Every non-pass first: what to act on.
     let bad: Vec<&&VerdictRecord> = verdicts
         .iter()
@@ -350,6 +379,35 @@ mod tests {
             duration_s: 1.0,
             series: Vec::new(),
         }
+    }
+
+    #[test]
+    fn preflight_problems_are_listed_and_ready_hosts_counted() {
+        let host = |name: &str, problems: &[&str]| {
+            Record::Preflight(crate::exec::preflight::HostReport {
+                host: name.into(),
+                reachable: problems.is_empty(),
+                problems: problems.iter().map(|p| p.to_string()).collect(),
+                ..Default::default()
+            })
+        };
+        let recs = vec![
+            host("gpu001", &[]),
+            host(
+                "gpu002",
+                &["unreachable: gpu002: ssh: connect to host 10.0.0.2 port 22: No route to host"],
+            ),
+        ];
+        let html = render(&recs, Path::new("/nonexistent"));
+        assert!(
+            html.contains("<h2>Preflight</h2><p>1 of 2 hosts ready</p>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<td>gpu002</td><td>unreachable: gpu002: ssh"),
+            "{html}"
+        );
+        assert!(!html.contains("<td>gpu001</td>"), "{html}");
     }
 
     #[test]
