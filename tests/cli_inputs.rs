@@ -739,6 +739,40 @@ fn fault_during_a_test_that_does_not_exist() {
     );
 }
 
+/// Five flaps within 10 s would protodown a Cumulus port: refused before
+/// anything runs, with the pace that would be accepted; 3 s apart passes.
+#[test]
+fn flaps_paced_under_the_protodown_threshold() {
+    let flap = |pace: &str| {
+        format!(
+            "{SUITE}  - name: flap
+    fault:
+      link_flap:
+        target: leaf0:swp1
+      during: rail-bw
+      at: 2s
+      for: 1s
+      repeat: 6
+      pace: {pace}
+"
+        )
+    };
+    let suite = flap("2s");
+    let i = inputs(INVENTORY, &suite);
+    let lines = i.validate().bad_input();
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert_diag(
+        &lines[0],
+        &i.suite,
+        &at(&suite, "pace:"),
+        "tests[2].fault.pace",
+        &["6 flaps would start within 10s", "at least 3s apart"],
+    );
+    let ok = inputs(INVENTORY, &flap("3s"));
+    let out = ok.validate();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
 #[test]
 fn only_names_an_unknown_test() {
     let i = inputs(INVENTORY, SUITE);

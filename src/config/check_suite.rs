@@ -68,6 +68,29 @@ pub struct Fault {
     pub pace: Option<Duration>,
 }
 
+/// Flap protection on switches: Cumulus protodowns a port after 5 flaps
+/// in 10 s; a suite must stay under it.
+pub const FLAP_LIMIT: u32 = 5;
+pub const FLAP_WINDOW: Duration = Duration::from_secs(10);
+
+impl Fault {
+    /// Start to start of consecutive repetitions: `pace`, but never less
+    /// than the outage plus a second of link up in between.
+    pub fn period(&self) -> Duration {
+        match self.pace {
+            Some(p) => p.max(self.duration + Duration::from_secs(1)),
+            None => self.duration * 2,
+        }
+    }
+
+    /// The most repetitions that start within any [`FLAP_WINDOW`].
+    pub fn flaps_per_window(&self) -> u32 {
+        let period = self.period().as_secs_f64().max(1e-3);
+        let fit = (FLAP_WINDOW.as_secs_f64() / period).floor() as u32 + 1;
+        fit.min(self.repeat.max(1))
+    }
+}
+
 #[derive(Debug, Clone)]
 pub enum FaultAction {
     LinkFlap {
@@ -712,13 +735,26 @@ fn check_fault(
     if f.repeat > 1 && f.pace.is_none() {
         sink.error(format!("{b}.pace"), "a repeated fault needs pace (e.g. 30s): Cumulus protodowns a port after 5 flaps in 10s");
     }
-    let pace = f.pace.map(|Span(p)| p);
-    Some(Fault {
+    let fault = Fault {
         action: action?,
         during: during?,
         at: f.at.0,
         duration: f.duration.0,
         repeat: f.repeat,
-        pace,
-    })
+        pace: f.pace.map(|Span(p)| p),
+    };
+    let n = fault.flaps_per_window();
+    if f.repeat > 1 && n >= FLAP_LIMIT {
+        sink.error(
+            format!("{b}.pace"),
+            format!(
+                "{n} flaps would start within {}s (one every {:.1}s): switches protodown a port after {FLAP_LIMIT} flaps in {}s; pace them at least {}s apart",
+                FLAP_WINDOW.as_secs(),
+                fault.period().as_secs_f64(),
+                FLAP_WINDOW.as_secs(),
+                FLAP_WINDOW.as_secs() / u64::from(FLAP_LIMIT - 1) + 1
+            ),
+        );
+    }
+    Some(fault)
 }

@@ -31,10 +31,7 @@ fn cmd(host: &str, line: &str, at: Duration) -> Invocation {
 
 /// Start of each repetition: `pace` apart, or the outage and as long again.
 pub fn starts(f: &Fault) -> Vec<Duration> {
-    let period = match f.pace {
-        Some(p) => p.max(f.duration + Duration::from_secs(1)),
-        None => f.duration * 2,
-    };
+    let period = f.period();
     (0..f.repeat.max(1)).map(|r| f.at + period * r).collect()
 }
 
