@@ -275,30 +275,12 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
         write_error: None,
     };
     let mut progress = crate::report::progress::Progress::new(a.progress);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| AppError::Incomplete(format!("cannot start the async runtime: {e}")))?;
-    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+    let rt = remote::runtime()?;
     // Ctrl-C and SIGTERM: start nothing new, stop what runs, keep what finished.
-    rt.spawn(async move {
-        let mut term =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-        let term_fut = async {
-            match term.as_mut() {
-                Some(t) => {
-                    t.recv().await;
-                }
-                None => std::future::pending::<()>().await,
-            }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term_fut => {}
-        }
-        eprintln!("rocegate: interrupted: stopping running steps, keeping finished results");
-        let _ = cancel_tx.send(true);
-    });
+    let cancel_rx = remote::cancel_on_signal(
+        &rt,
+        "rocegate: interrupted: stopping running steps, keeping finished results",
+    );
     // Real hosts are asked first, all at once: who answers, what is
     // installed, and the GID index of NICs set to `discover`.
     let mut inv = i.inventory.clone();

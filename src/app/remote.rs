@@ -50,15 +50,18 @@ pub fn has_hosts(inv: &Inventory) -> bool {
     matches!(inv.transport, TransportSpec::Ssh(_))
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, AppError> {
+pub(super) fn runtime() -> Result<tokio::runtime::Runtime, AppError> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| AppError::Incomplete(format!("cannot start the async runtime: {e}")))
 }
 
-/// A cancel flag that Ctrl-C and SIGTERM set.
-fn cancel_on_signal(rt: &tokio::runtime::Runtime) -> crate::exec::Cancel {
+/// A cancel flag that Ctrl-C and SIGTERM set, printing `note` when they do.
+pub(super) fn cancel_on_signal(
+    rt: &tokio::runtime::Runtime,
+    note: &'static str,
+) -> crate::exec::Cancel {
     let (tx, rx) = tokio::sync::watch::channel(false);
     rt.spawn(async move {
         let mut term =
@@ -72,6 +75,7 @@ fn cancel_on_signal(rt: &tokio::runtime::Runtime) -> crate::exec::Cancel {
                 }
             } => {}
         }
+        eprintln!("{note}");
         let _ = tx.send(true);
     });
     rx
@@ -130,7 +134,7 @@ pub fn preflight_cmd(a: &PreflightArgs) -> Result<i32, AppError> {
     let p = crate::plan::build(&i.suite, &i.inventory, &narrowing(&a.narrow), a.narrow.seed)?;
     let t = transport(&i.inventory, a.narrow.seed, 0.0, None)?;
     let rt = runtime()?;
-    let cancel = cancel_on_signal(&rt);
+    let cancel = cancel_on_signal(&rt, "rocegate: interrupted: stopping the preflight");
     let targets = preflight::targets(&i.inventory, &i.suite, &p);
     let reports = rt.block_on(preflight::run(t.as_ref(), &targets, cancel));
     let mut inv = i.inventory.clone();
@@ -164,7 +168,7 @@ pub fn exec_cmd(a: &ExecArgs) -> Result<i32, AppError> {
     let reuse = !a.no_reuse && a.repeat > 1;
     let t = transport(&inv, 1, 0.0, Some(reuse))?;
     let rt = runtime()?;
-    let cancel = cancel_on_signal(&rt);
+    let cancel = cancel_on_signal(&rt, "rocegate: interrupted: killing the remote commands");
     let batch: Vec<StepCommands> = hosts
         .iter()
         .map(|h| StepCommands {

@@ -18,7 +18,7 @@ use crate::config::check_suite::{Suite, TestKind};
 use crate::config::inventory::{GidIndex, SwitchDriver};
 use crate::config::model::Inventory;
 use crate::counters::host::GidEntry;
-use crate::plan::{Plan, Step};
+use crate::plan::Plan;
 
 /// Tools whose presence a node reports, whether or not the suite needs them.
 const NODE_TOOLS: [&str; 14] = [
@@ -168,17 +168,11 @@ pub fn targets(inv: &Inventory, suite: &Suite, plan: &Plan) -> Vec<Target> {
             TestKind::Fault(_) => Vec::new(),
         };
         for step in tp.rounds.iter().flatten() {
-            let of = |nic: &usize| inv.nics[*nic].node;
-            let ids: Vec<usize> = match step {
-                Step::Pair { a, b } => vec![of(a), of(b)],
-                Step::Incast(i) => std::iter::once(&i.receiver)
-                    .chain(&i.senders)
-                    .map(of)
-                    .collect(),
-                Step::Collective(c) => c.nodes.clone(),
-            };
-            for n in ids {
-                nodes.entry(n).or_default().extend(needs.iter().cloned());
+            for nic in step.nics(inv) {
+                nodes
+                    .entry(inv.nics[nic].node)
+                    .or_default()
+                    .extend(needs.iter().cloned());
             }
         }
     }

@@ -50,13 +50,7 @@ impl Engine<'_> {
                 let cut = crate::plan::cut_off(self.inv, f);
                 tp.rounds
                     .iter()
-                    .find(|r| {
-                        r.iter().any(|s| {
-                            sampler::nics_of(s, self.inv)
-                                .iter()
-                                .any(|n| cut.contains(n))
-                        })
-                    })
+                    .find(|r| r.iter().any(|s| s.nics(self.inv).any(|n| cut.contains(&n))))
                     .or(tp.rounds.first())
             })
         else {

@@ -73,21 +73,6 @@ pub struct SamplerPlan {
     reads: Vec<(String, Vec<(Source, String)>)>,
 }
 
-pub fn nics_of(step: &Step, inv: &Inventory) -> Vec<NicId> {
-    match step {
-        Step::Pair { a, b } => vec![*a, *b],
-        Step::Incast(i) => std::iter::once(i.receiver)
-            .chain(i.senders.iter().copied())
-            .collect(),
-        Step::Collective(c) => c
-            .nodes
-            .iter()
-            .flat_map(|&n| inv.nodes[n].nics.iter().copied())
-            .filter(|&n| c.rails.contains(&inv.nics[n].rail))
-            .collect(),
-    }
-}
-
 /// The sampler step for `round` of `test`, when the test asks for counters.
 pub fn plan(inv: &Inventory, test: &Test, round: &[Step]) -> Option<SamplerPlan> {
     let spec = test.counters?;
@@ -99,7 +84,7 @@ pub fn plan(inv: &Inventory, test: &Test, round: &[Step]) -> Option<SamplerPlan>
         (n.floor() as u32).saturating_add(2)
     });
     let samples = samples.clamp(1, MAX_SAMPLES);
-    let mut nics: Vec<NicId> = round.iter().flat_map(|s| nics_of(s, inv)).collect();
+    let mut nics: Vec<NicId> = round.iter().flat_map(|s| s.nics(inv)).collect();
     nics.sort_unstable();
     nics.dedup();
     // (source, host, device, argv)

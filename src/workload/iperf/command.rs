@@ -112,13 +112,7 @@ pub fn incast_step(
     senders: &[NicId],
     ports: &mut Ports,
 ) -> Result<StepCommands, String> {
-    let mut invocations = Vec::new();
-    for &s in senders {
-        invocations.extend(pair(test, spec, inv, s, receiver, ports)?);
-    }
-    // Servers first, so a transport that starts in order has them listening.
-    invocations.sort_by_key(|i| i.role != Role::Server);
-    Ok(StepCommands { invocations })
+    crate::workload::incast(senders, |s| pair(test, spec, inv, s, receiver, ports))
 }
 
 #[cfg(test)]

@@ -150,13 +150,7 @@ pub fn incast_step(
     senders: &[NicId],
     ports: &mut Ports,
 ) -> Result<StepCommands, String> {
-    let mut invocations = Vec::new();
-    for &s in senders {
-        invocations.extend(pair(test, spec, inv, receiver, s, ports)?);
-    }
-    // Servers first, so a transport that starts in order has them listening.
-    invocations.sort_by_key(|i| i.role != Role::Server);
-    Ok(StepCommands { invocations })
+    crate::workload::incast(senders, |s| pair(test, spec, inv, receiver, s, ports))
 }
 
 #[cfg(test)]
