@@ -32,6 +32,9 @@ pub enum Command {
     /// Run one command on many hosts at once over the inventory's transport
     /// (pdsh-style output: `host: line`).
     Exec(ExecArgs),
+    /// Heal every fault a killed or crashed run left open (read from the
+    /// fault journal), then mark it healed.
+    Recover(RecoverArgs),
     /// Inventory tools.
     #[command(subcommand)]
     Inventory(InventoryCommand),
@@ -144,6 +147,20 @@ pub struct RunArgs {
     /// Allow disruptive faults on an environment: production fabric
     #[arg(long)]
     pub allow_disruptive: bool,
+    /// Fault journal [default: $XDG_STATE_HOME/rocegate/journal/<fabric>.jsonl,
+    /// else ~/.local/state/rocegate/journal/<fabric>.jsonl]
+    #[arg(long)]
+    pub journal: Option<String>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct RecoverArgs {
+    /// Inventory file [default: inventory/emulated.yaml, or the built-in copy]
+    #[arg(long, short = 'i')]
+    pub inventory: Option<String>,
+    /// Fault journal [default: as `run`'s]
+    #[arg(long)]
+    pub journal: Option<String>,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -12,6 +12,7 @@ pub mod counters;
 pub mod emu;
 pub mod exec;
 pub mod exit;
+pub mod fault;
 pub mod inputs;
 pub mod plan;
 pub mod report;

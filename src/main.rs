@@ -15,6 +15,7 @@ fn main() {
         Command::Parse(a) => app::parse(&a),
         Command::Preflight(a) => app::remote::preflight_cmd(&a),
         Command::Exec(a) => app::remote::exec_cmd(&a),
+        Command::Recover(a) => app::faults::recover(&a),
         Command::Inventory(InventoryCommand::Generate(a)) => app::generate_inventory(&a),
     };
     let code = match result {

@@ -15,6 +15,7 @@ use crate::exit::{AppError, PASS};
 use crate::inputs;
 use crate::plan::{self, render, Narrowing, Plan};
 
+pub mod faults;
 pub mod remote;
 
 pub fn validate(args: &InputArgs) -> Result<i32, AppError> {
@@ -261,6 +262,22 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
     }
     let transport = remote::transport(&i.inventory, a.narrow.seed, a.pace, None)?;
     let started = utc_now();
+    // Faults on real devices are journaled; a journal with open faults
+    // (a killed run) stops the run before anything is touched.
+    let run_id = format!(
+        "{}-{}",
+        rfc3339(started).replace(':', ""),
+        std::process::id()
+    );
+    let control = if faults::journaled(&i.inventory) {
+        Some(faults::open_for_run(
+            &i.inventory,
+            a.journal.as_deref(),
+            &run_id,
+        )?)
+    } else {
+        None
+    };
     let dir = make_run_dir(a.out.as_deref(), &i.suite.name, started)?;
     let jsonl =
         crate::report::jsonl::JsonlWriter::create(&dir.join("results.jsonl")).map_err(|e| {
@@ -301,30 +318,49 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
         suite: &i.suite,
         plan: &p,
         transport: transport.as_ref(),
+        faults: control.as_ref(),
     };
-    let outcome = rt.block_on(async {
-        let mut head = vec![Record::RunStarted(
-            engine.run_started(a.narrow.seed, rfc3339(started)),
-        )];
-        head.extend(preflight.into_iter().map(Record::Preflight));
-        {
-            let mut all: [&mut dyn crate::runner::Sink; 2] = [&mut sinks, &mut progress];
-            for r in &head {
-                for s in all.iter_mut() {
-                    s.record(r);
+    // A panic inside the engine still heals what it opened before exiting.
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        rt.block_on(async {
+            let mut head = vec![Record::RunStarted(
+                engine.run_started(a.narrow.seed, rfc3339(started)),
+            )];
+            head.extend(preflight.into_iter().map(Record::Preflight));
+            {
+                let mut all: [&mut dyn crate::runner::Sink; 2] = [&mut sinks, &mut progress];
+                for r in &head {
+                    for s in all.iter_mut() {
+                        s.record(r);
+                    }
                 }
             }
+            let raw_dir = dir.clone();
+            let mut write_raw = |rel: &str, text: String| -> Option<String> {
+                crate::report::raw::write(&raw_dir, rel, &text)
+                    .ok()
+                    .map(|_| rel.to_string())
+            };
+            let mut all: [&mut dyn crate::runner::Sink; 2] = [&mut sinks, &mut progress];
+            engine.run(cancel_rx, &mut all, &mut write_raw).await
+        })
+    }));
+    let unhealed = control
+        .as_ref()
+        .and_then(|c| faults::heal_after_run(&rt, transport.as_ref(), c).err());
+    let outcome = match run {
+        Ok(o) => o,
+        Err(panic) => {
+            if let Some(e) = &unhealed {
+                eprintln!("rocegate: {e}");
+            }
+            std::panic::resume_unwind(panic);
         }
-        let raw_dir = dir.clone();
-        let mut write_raw = |rel: &str, text: String| -> Option<String> {
-            crate::report::raw::write(&raw_dir, rel, &text)
-                .ok()
-                .map(|_| rel.to_string())
-        };
-        let mut all: [&mut dyn crate::runner::Sink; 2] = [&mut sinks, &mut progress];
-        engine.run(cancel_rx, &mut all, &mut write_raw).await
-    });
-    let code = if outcome.interrupted {
+    };
+    if let Some(e) = &unhealed {
+        eprintln!("rocegate: {e}");
+    }
+    let code = if outcome.interrupted || unhealed.is_some() {
         crate::exit::INCOMPLETE
     } else if outcome.gate_passed {
         PASS
@@ -335,11 +371,13 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
         ended_at: rfc3339(utc_now()),
         interrupted: outcome.interrupted,
         counts: outcome.counts,
-        gate_passed: outcome.gate_passed && !outcome.interrupted,
+        gate_passed: outcome.gate_passed && !outcome.interrupted && unhealed.is_none(),
         exit_code: code,
-        reason: outcome
-            .interrupted
-            .then(|| "interrupted by a signal".to_string()),
+        reason: unhealed.clone().or_else(|| {
+            outcome
+                .interrupted
+                .then(|| "interrupted by a signal".to_string())
+        }),
     });
     {
         use crate::runner::Sink;
@@ -363,7 +401,7 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
     let c = outcome.counts;
     out(&format!(
         "{}: {} pass, {} warn, {} fail, {} error, {} skipped -> exit {code}\nreports: {dir_s}/ (junit.xml, report.html, results.jsonl, summary.json)\n",
-        if outcome.interrupted { "INCOMPLETE" } else if outcome.gate_passed { "GATE PASSED" } else { "GATE FAILED" },
+        if outcome.interrupted || unhealed.is_some() { "INCOMPLETE" } else if outcome.gate_passed { "GATE PASSED" } else { "GATE FAILED" },
         c.pass,
         c.warn,
         c.fail,

@@ -119,6 +119,11 @@ pub struct Sample {
     /// Facts the parser read (unit, link type, MTU, NCCL transport, versions).
     #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
     pub details: serde_json::Value,
+    /// The workload's time series, `(end of interval, value)` on the run's
+    /// clock, where the tool gave one (iperf3 `-i`, perftest windows,
+    /// nccl-tests cycles).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<(f64, f64)>,
 }
 
 /// The verdict on one component of one test.

@@ -1,18 +1,91 @@
-//! A fault test: one round of its target workload run again with the
-//! fault's commands timed into the same batch, judged on whether the fault
-//! was delivered and the workload behaved as the suite declares.
-//!
-//! Recovery time (`recovers_within`, `min_fraction`) needs a time series of
-//! the workload; this minimal step does not judge it and says so.
+//! A fault test: one round of its target workload, in series mode, with the
+//! fault sent while it runs; judged on whether the fault was delivered and
+//! healed, whether the workload completed as declared, and how long its
+//! traffic took to come back (from the time series, per component, the
+//! slowest one reported).
+
+use std::time::Instant;
 
 use crate::config::check_suite::{Fault, Test};
 use crate::config::suite::WorkloadOutcome;
-use crate::exec::Cancel;
+use crate::exec::{Cancel, Invocation, InvocationOutput, StepCommands};
+use crate::fault::{self, live, recovery};
 use crate::report::events::*;
 use crate::score::Verdict;
-use crate::workload::fault::{fault_step, starts, target};
 
 use super::{component, sampler, Engine, Sink};
+
+/// The traffic is "back" at this fraction of its pre-fault level when the
+/// suite sets `recovers_within` without `min_fraction`.
+pub const DEFAULT_FRACTION: f64 = 0.9;
+
+/// What the fault did, whichever way it was sent.
+#[derive(Default)]
+struct Delivered {
+    /// Every command sent, with its output, for the raw file and the sample.
+    commands: Vec<(Invocation, InvocationOutput)>,
+    /// When the first change was sent, and when the last undo ended.
+    down_s: Option<f64>,
+    up_s: Option<f64>,
+    /// Commands that failed: the fault was not (fully) delivered.
+    refused: Vec<String>,
+    /// Faults the run could not heal (still open in the journal).
+    open: Vec<String>,
+    /// How the device came back, in words.
+    settled: Vec<String>,
+    repetitions: usize,
+}
+
+fn failed(i: &Invocation, o: &InvocationOutput) -> Option<String> {
+    (o.failure.is_some() || o.exit != Some(0))
+        .then(|| format!("{}: {}: {}", i.host, i.command_line(), live::why(o)))
+}
+
+impl Delivered {
+    fn emulated(step: &StepCommands, outs: &[InvocationOutput], repetitions: usize) -> Self {
+        let mut d = Delivered {
+            repetitions,
+            ..Default::default()
+        };
+        for (i, o) in step.invocations.iter().zip(outs) {
+            d.refused.extend(failed(i, o));
+            d.commands.push((i.clone(), o.clone()));
+        }
+        d.down_s = outs.iter().map(|o| o.started_s).reduce(f64::min);
+        d.up_s = outs.iter().map(|o| o.ended_s).reduce(f64::max);
+        d
+    }
+
+    fn live(reps: Vec<live::Rep>) -> Self {
+        let mut d = Delivered::default();
+        for r in reps {
+            if let Some(why) = r.not_sent {
+                d.settled.push(format!("{}: {why}", r.id));
+            }
+            if let Some((i, o)) = r.apply {
+                d.refused.extend(failed(&i, &o));
+                d.down_s = Some(d.down_s.map_or(o.started_s, |t: f64| t.min(o.started_s)));
+                d.commands.push((i, o));
+                d.repetitions += 1;
+            }
+            if let Some((i, o)) = r.undo {
+                d.up_s = Some(d.up_s.map_or(o.ended_s, |t: f64| t.max(o.ended_s)));
+                d.commands.push((i, o));
+            }
+            if let Some(why) = r.left_open {
+                d.open.push(format!("{}: {why}", r.id));
+            }
+            match r.settled {
+                Some(Ok(s)) => d
+                    .settled
+                    .push(format!("back to its prior state {s:.1} s after the undo")),
+                Some(Err(e)) => d.settled.push(e),
+                None => {}
+            }
+        }
+        d
+    }
+}
 
 impl Engine<'_> {
     pub(super) async fn run_fault(
@@ -23,7 +96,7 @@ impl Engine<'_> {
         sinks: &mut [&mut dyn Sink],
         write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
     ) -> VerdictRecord {
-        let what = target(self.inv, f);
+        let what = fault::name(self.inv, f);
         let work = &self.suite.tests[f.during];
         let mut v = VerdictRecord {
             test: test.name.clone(),
@@ -60,99 +133,158 @@ impl Engine<'_> {
             );
             return v;
         };
-        let step = match fault_step(self.inv, f) {
-            Ok(s) => s,
+        let target = match fault::target(self.inv, f) {
+            Ok(t) => t,
             Err(e) => {
                 v.message = format!("cannot inject the fault: {e}");
                 return v;
             }
+        };
+        // Real devices: the prior state is read, and must be healthy,
+        // before any traffic starts.
+        let prior = match self.faults {
+            Some(_) => match live::prepare(self.transport, &target).await {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    v.message = format!("{what}: refused before anything was touched: {e}");
+                    return v;
+                }
+            },
+            None => None,
         };
         let names: Vec<String> = round.iter().map(|s| component(self.inv, s)).collect();
         for s in sinks.iter_mut() {
             s.round_started(&test.name, 0, 1, 0, round.len());
         }
         let samp = sampler::plan(self.inv, work, round);
-        let mut extra = vec![step.clone()];
-        extra.extend(samp.iter().map(|s| s.step.clone()));
-        let r = self
-            .execute_round(
-                work,
-                &test.name,
-                round,
-                &names,
-                (0, 0),
-                &extra,
-                cancel,
-                write_raw,
-            )
-            .await;
-        let fault_outs = r.extra.first().cloned().unwrap_or_default();
+        let sampler_steps: Vec<StepCommands> = samp.iter().map(|s| s.step.clone()).collect();
+        let (r, delivered) = match (self.faults, &prior) {
+            (Some(ctl), Some(prior)) => {
+                let t0 = Instant::now();
+                let (r, reps) = tokio::join!(
+                    self.execute_round(
+                        work,
+                        &test.name,
+                        round,
+                        &names,
+                        (0, 0),
+                        &sampler_steps,
+                        cancel,
+                        write_raw,
+                    ),
+                    live::run(
+                        self.transport,
+                        ctl,
+                        &test.name,
+                        &target,
+                        prior,
+                        f,
+                        t0,
+                        cancel.clone()
+                    )
+                );
+                (r, Delivered::live(reps))
+            }
+            _ => {
+                let step = match fault::emulated_step(self.inv, f) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        v.message = format!("cannot inject the fault: {e}");
+                        return v;
+                    }
+                };
+                let mut extra = vec![step.clone()];
+                extra.extend(sampler_steps);
+                let mut r = self
+                    .execute_round(
+                        work,
+                        &test.name,
+                        round,
+                        &names,
+                        (0, 0),
+                        &extra,
+                        cancel,
+                        write_raw,
+                    )
+                    .await;
+                let outs = if r.extra.is_empty() {
+                    Vec::new()
+                } else {
+                    r.extra.remove(0)
+                };
+                (r, Delivered::emulated(&step, &outs, fault::starts(f).len()))
+            }
+        };
         // The fault's own commands are a sample too, with their raw output.
         let rel = crate::report::raw::rel_path(&test.name, 0, 0, round.len());
-        let raw: Vec<String> = write_raw(&rel, crate::report::raw::render(&step, &fault_outs))
-            .into_iter()
-            .collect();
-        let refused: Vec<String> = step
-            .invocations
-            .iter()
-            .zip(&fault_outs)
-            .filter(|(_, o)| o.failure.is_some() || o.exit != Some(0))
-            .map(|(i, o)| {
-                let why = o.stderr.trim();
-                format!(
-                    "{}: {}: {}",
-                    i.host,
-                    i.command_line(),
-                    if why.is_empty() { "failed" } else { why }
-                )
-            })
-            .collect();
-        let started = fault_outs
-            .iter()
-            .map(|o| o.started_s)
-            .fold(f64::MAX, f64::min);
-        let ended = fault_outs.iter().map(|o| o.ended_s).fold(0.0, f64::max);
-        let mut failed: Vec<String> = Vec::new();
-        let mut completed = 0usize;
+        let fault_step = StepCommands {
+            invocations: delivered.commands.iter().map(|c| c.0.clone()).collect(),
+        };
+        let fault_outs: Vec<InvocationOutput> =
+            delivered.commands.iter().map(|c| c.1.clone()).collect();
+        let raw: Vec<String> =
+            write_raw(&rel, crate::report::raw::render(&fault_step, &fault_outs))
+                .into_iter()
+                .collect();
+        let mut failed_steps: Vec<String> = Vec::new();
+        let mut hung = 0usize;
+        let mut completed = Vec::new();
         let mut evidence = raw.clone();
-        let mut t_end = ended;
-        let mut t_start = started;
+        let mut t_start = delivered.down_s.unwrap_or(f64::MAX);
+        let mut t_end = delivered.up_s.unwrap_or(0.0);
         let mut records = Vec::new();
         for (sample, _, _) in r.samples {
             match &sample.failure {
-                Some(fr) => failed.push(format!("{}: {}", sample.component, fr.message)),
-                None => completed += 1,
+                Some(fr) => {
+                    hung += usize::from(fr.kind == "timed_out");
+                    failed_steps.push(format!("{}: {}", sample.component, fr.message));
+                }
+                None => completed.push((sample.component.clone(), sample.series.clone())),
             }
             evidence.extend(sample.raw.clone());
             t_start = t_start.min(sample.started_s);
             t_end = t_end.max(sample.ended_s);
             records.push(Record::Sample(sample));
         }
-        let fault_sample = Sample {
+        let problems: Vec<String> = delivered
+            .refused
+            .iter()
+            .chain(&delivered.open)
+            .cloned()
+            .collect();
+        records.push(Record::Sample(Sample {
             test: test.name.clone(),
             component: what.clone(),
             round: 0,
             rep: 0,
             step: round.len(),
-            started_s: started.min(ended),
-            ended_s: ended,
+            started_s: delivered.down_s.unwrap_or(0.0),
+            ended_s: delivered.up_s.unwrap_or(0.0),
             value: None,
-            failure: (!refused.is_empty()).then(|| FailureRecord {
-                kind: "fault_command".into(),
+            failure: (!problems.is_empty()).then(|| FailureRecord {
+                kind: if delivered.open.is_empty() {
+                    "fault_command".into()
+                } else {
+                    "fault_open".into()
+                },
                 class: "infrastructure".into(),
-                message: refused.join("; "),
+                message: problems.join("; "),
             }),
             raw,
-            commands: step
-                .invocations
+            commands: delivered
+                .commands
                 .iter()
-                .map(|i| format!("{} (at {:?}): {}", i.host, i.at, i.command_line()))
+                .map(|(i, o)| format!("{} (at {:.3} s): {}", i.host, o.started_s, i.command_line()))
                 .collect(),
-            hosts: step.invocations.iter().map(|i| i.host.clone()).collect(),
-            details: serde_json::Value::Null,
-        };
-        records.push(Record::Sample(fault_sample));
-        if let (Some(plan), Some(outs)) = (&samp, r.extra.get(1)) {
+            hosts: vec![target.host.clone()],
+            details: serde_json::json!({
+                "what": target.what,
+                "prior": prior.as_ref().map(|p| p.summary()),
+                "settled": delivered.settled,
+            }),
+            series: Vec::new(),
+        }));
+        if let (Some(plan), Some(outs)) = (&samp, r.extra.first()) {
             records.extend(
                 plan.read(&test.name, 0, 0, outs)
                     .into_iter()
@@ -166,9 +298,7 @@ impl Engine<'_> {
         }
         v.evidence = evidence;
         v.duration_s = (t_end - t_start).max(0.0);
-        v.value = Some(failed.len() as f64);
-        v.unit = Some("failed steps".into());
-        let times = starts(f).len();
+        let times = delivered.repetitions;
         let schedule = format!(
             "{what}: down {:?} at {:?}{}, during \"{}\"",
             f.duration,
@@ -181,52 +311,206 @@ impl Engine<'_> {
             work.name
         );
         let expect = test.expect.workload.unwrap_or(WorkloadOutcome::Completes);
-        let (verdict, mut message) = if !refused.is_empty() {
-            (
-                Verdict::Error,
-                format!(
-                    "{schedule}: the fault could not be delivered: {}",
-                    refused.join("; ")
-                ),
-            )
-        } else if !failed.is_empty() && expect == WorkloadOutcome::Completes {
-            (
-                Verdict::Fail,
-                format!(
-                    "{schedule}: the workload must complete but {} of {} steps failed: {}",
-                    failed.len(),
-                    failed.len() + completed,
-                    failed.join("; ")
-                ),
-            )
+        let total = failed_steps.len() + completed.len();
+        let workload = format!(
+            "{} of {total} steps completed{}{}",
+            completed.len(),
+            if hung > 0 {
+                format!(", {hung} hung (killed at their timeout)")
+            } else {
+                String::new()
+            },
+            if failed_steps.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", failed_steps.join("; "))
+            }
+        );
+        let mut notes: Vec<String> = Vec::new();
+        let mut verdict = if !delivered.open.is_empty() {
+            notes.push(format!(
+                "STILL OPEN after the run tried to heal it: {}",
+                delivered.open.join("; ")
+            ));
+            Verdict::Error
+        } else if !delivered.refused.is_empty() {
+            notes.push(format!(
+                "the fault could not be delivered: {}",
+                delivered.refused.join("; ")
+            ));
+            Verdict::Error
+        } else if !failed_steps.is_empty() && expect == WorkloadOutcome::Completes {
+            notes.push(format!("the workload must complete but {workload}"));
+            Verdict::Fail
         } else {
-            (
-                Verdict::Pass,
-                format!(
-                    "{schedule}: {completed} steps completed, {} failed ({}){}",
-                    failed.len(),
-                    match expect {
-                        WorkloadOutcome::Completes => "the workload must complete",
-                        WorkloadOutcome::MayFail => "the workload may fail",
-                    },
-                    if failed.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {}", failed.join("; "))
-                    }
-                ),
-            )
+            notes.push(format!(
+                "{workload}; {}",
+                match expect {
+                    WorkloadOutcome::Completes => "the workload must complete",
+                    WorkloadOutcome::MayFail => "the workload may fail",
+                }
+            ));
+            Verdict::Pass
         };
-        if test.expect.recovers_within.is_some() || test.expect.min_fraction.is_some() {
-            message.push_str(
-                "; recovery (recovers_within, min_fraction) is not judged by this build: it needs the workload's time series",
-            );
+        // Recovery, from each completed step's series.
+        let within = test.expect.recovers_within.map(|s| s.secs_f64());
+        let fraction = test.expect.min_fraction;
+        if verdict == Verdict::Pass && (within.is_some() || fraction.is_some()) {
+            let frac = fraction.unwrap_or(DEFAULT_FRACTION);
+            let (rv, msg, series) = judge_recovery(&completed, delivered.down_s, frac, within);
+            verdict = rv;
+            notes.push(msg);
+            v.series = series;
+            v.metric = Some("recovery_s".into());
+            v.unit = Some("s".into());
         }
+        notes.extend(
+            delivered
+                .settled
+                .iter()
+                .map(|s| format!("{}: {s}", target.host)),
+        );
+        let mut message = format!("{schedule}: {}", notes.join("; "));
         if r.cancelled {
             message.push_str(" (run interrupted: judged on the samples that finished)");
         }
         v.verdict = verdict;
         v.message = message;
         v
+    }
+}
+
+type Series = Vec<(f64, f64)>;
+
+/// The slowest recovery among the completed steps, judged.
+fn judge_recovery(
+    completed: &[(String, Series)],
+    down_s: Option<f64>,
+    fraction: f64,
+    within: Option<f64>,
+) -> (Verdict, String, Vec<(f64, f64)>) {
+    let pct = fraction * 100.0;
+    let Some(down) = down_s else {
+        return (
+            Verdict::Error,
+            "recovery cannot be judged: the fault was never sent".into(),
+            Vec::new(),
+        );
+    };
+    if completed.is_empty() {
+        return (
+            Verdict::Error,
+            "recovery cannot be judged: no step of the workload completed".into(),
+            Vec::new(),
+        );
+    }
+    let mut worst: Option<(&String, recovery::Recovery, &Series)> = None;
+    let mut cannot = Vec::new();
+    for (comp, series) in completed {
+        if series.is_empty() {
+            cannot.push(format!("{comp}: its tool gave no time series"));
+            continue;
+        }
+        match recovery::analyse(series, down, fraction) {
+            Ok(r) => {
+                let slower = match &worst {
+                    None => true,
+                    Some((_, w, _)) => match (r.back_after, w.back_after) {
+                        (None, Some(_)) => true,
+                        (Some(a), Some(b)) => a > b,
+                        _ => false,
+                    },
+                };
+                if slower {
+                    worst = Some((comp, r, series));
+                }
+            }
+            Err(e) => cannot.push(format!("{comp}: {e}")),
+        }
+    }
+    if !cannot.is_empty() {
+        return (
+            Verdict::Error,
+            format!("recovery cannot be judged: {}", cannot.join("; ")),
+            Vec::new(),
+        );
+    }
+    let Some((comp, r, series)) = worst else {
+        return (
+            Verdict::Error,
+            "recovery cannot be judged".into(),
+            Vec::new(),
+        );
+    };
+    let level = format!(
+        "{comp} fell from {:.3} to {:.3} ({:.0} %)",
+        r.baseline,
+        r.floor,
+        100.0 * r.floor / r.baseline
+    );
+    let (verdict, msg) = match (r.back_after, within) {
+        (None, _) => (
+            Verdict::Fail,
+            format!(
+                "recovery: not back to {pct:.0} % of its pre-fault level by the end of the workload ({:.1} s after the fault began): {level}",
+                r.last_t - down
+            ),
+        ),
+        (Some(b), Some(w)) if b > w => (
+            Verdict::Fail,
+            format!(
+                "recovery: {b:.1} s to get back to {pct:.0} % of the pre-fault level (limit {w:.1} s, resolution {:.1} s): {level}",
+                r.step
+            ),
+        ),
+        (Some(b), w) => (
+            Verdict::Pass,
+            format!(
+                "recovery: back to {pct:.0} % of the pre-fault level {b:.1} s after the fault began{} (slowest of {}; {level})",
+                w.map_or(String::new(), |w| format!(" (limit {w:.1} s)")),
+                completed.len()
+            ),
+        ),
+    };
+    (verdict, msg, series.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[f64]) -> Vec<(f64, f64)> {
+        v.iter()
+            .enumerate()
+            .map(|(i, &x)| ((i + 1) as f64, x))
+            .collect()
+    }
+
+    #[test]
+    fn the_slowest_component_decides_with_its_numbers() {
+        let comps = vec![
+            ("a".to_string(), s(&[10.0, 10.0, 10.0, 10.0, 10.0, 10.0])),
+            ("b".to_string(), s(&[10.0, 10.0, 0.0, 0.0, 10.0, 10.0])),
+        ];
+        let (v, msg, series) = judge_recovery(&comps, Some(2.5), 0.9, Some(1.0));
+        assert_eq!(v, Verdict::Fail);
+        assert!(msg.contains("recovery: 1.5 s to get back to 90 %"), "{msg}");
+        assert!(msg.contains("(limit 1.0 s"), "{msg}");
+        assert!(msg.contains("b fell from 10.000 to 0.000 (0 %)"), "{msg}");
+        assert_eq!(series, comps[1].1);
+        let (v, msg, _) = judge_recovery(&comps, Some(2.5), 0.9, Some(2.0));
+        assert_eq!(v, Verdict::Pass, "{msg}");
+    }
+
+    #[test]
+    fn no_series_or_no_return_is_not_a_pass() {
+        let comps = vec![("a".to_string(), Vec::new())];
+        let (v, msg, _) = judge_recovery(&comps, Some(2.0), 0.9, Some(5.0));
+        assert_eq!(v, Verdict::Error);
+        assert!(msg.contains("a: its tool gave no time series"), "{msg}");
+        let comps = vec![("a".to_string(), s(&[10.0, 10.0, 0.0, 0.0]))];
+        let (v, msg, _) = judge_recovery(&comps, Some(2.0), 0.5, None);
+        assert_eq!(v, Verdict::Fail);
+        assert!(msg.contains("not back to 50 %"), "{msg}");
     }
 }

@@ -39,6 +39,9 @@ pub struct Engine<'a> {
     pub suite: &'a Suite,
     pub plan: &'a Plan,
     pub transport: &'a dyn Transport,
+    /// The fault journal, for faults on real devices; `None` on the
+    /// emulated fabric, where faults are timed into the workload's batch.
+    pub faults: Option<&'a crate::fault::live::Control>,
 }
 
 pub struct Outcome {
@@ -357,6 +360,7 @@ impl Engine<'_> {
                 commands,
                 hosts,
                 details: m.details.clone(),
+                series: m.series.clone(),
             };
             samples.push((
                 sample,

@@ -18,6 +18,8 @@ pub struct Measurement {
     pub value: Option<f64>,
     pub failure: Option<FailureRecord>,
     pub details: serde_json::Value,
+    /// `(end of interval, value)` on the transport's clock, in the metric's unit.
+    pub series: Vec<(f64, f64)>,
 }
 
 fn record(f: &Failure, host: &str) -> FailureRecord {

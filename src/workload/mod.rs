@@ -4,7 +4,6 @@
 //! A parser reads text a tool printed and knows nothing about how it ran.
 
 pub mod failure;
-pub mod fault;
 pub mod iperf;
 pub mod measure;
 pub mod nccl;

@@ -1,0 +1,128 @@
+//! The fault journal as the commands use it: `run` refuses to start while
+//! it holds open faults and heals what it opened before it exits, whatever
+//! ended it; `recover` heals what a killed run left.
+
+use std::path::PathBuf;
+
+use crate::cli::RecoverArgs;
+use crate::config::inventory::TransportSpec;
+use crate::config::model::Inventory;
+use crate::exit::{AppError, INCOMPLETE, PASS};
+use crate::fault::journal::{self, Journal, Opened};
+use crate::fault::live::{self, Control};
+use crate::inputs;
+
+/// Whether faults on this inventory touch real devices (and so journal).
+pub fn journaled(inv: &Inventory) -> bool {
+    !matches!(inv.transport, TransportSpec::Emulated)
+}
+
+pub fn journal_path(inv: &Inventory, given: Option<&str>) -> Result<PathBuf, AppError> {
+    match given {
+        Some(p) => Ok(PathBuf::from(p)),
+        None => journal::default_path(&inv.fabric.name).map_err(AppError::Input),
+    }
+}
+
+fn list(open: &[Opened]) -> String {
+    open.iter()
+        .map(|o| {
+            format!(
+                "  {} {} (test {}, run {} pid {}, opened {}; prior: {})\n",
+                o.id, o.what, o.test, o.run, o.pid, o.at, o.prior
+            )
+        })
+        .collect()
+}
+
+/// The journal, locked, for a run on real devices; refused while it holds
+/// open faults.
+pub fn open_for_run(inv: &Inventory, given: Option<&str>, run: &str) -> Result<Control, AppError> {
+    let path = journal_path(inv, given)?;
+    let j = Journal::open(&path).map_err(AppError::Input)?;
+    let open = journal::open_faults(&j.entries().map_err(AppError::Input)?);
+    if !open.is_empty() {
+        return Err(AppError::Input(format!(
+            "{}: {} fault(s) on fabric {} are still open from an earlier run; the fabric is not in the state a run needs:\n{}run `rocegate recover -i {}` to heal them (add --journal {} if you gave one)",
+            path.display(),
+            open.len(),
+            inv.fabric.name,
+            list(&open),
+            inv.source.path,
+            path.display()
+        )));
+    }
+    Ok(Control::new(j, run.to_string(), inv.fabric.name.clone()))
+}
+
+/// After the engine, however it ended: heal what this run left open, and
+/// say what could not be healed.
+pub fn heal_after_run(
+    rt: &tokio::runtime::Runtime,
+    transport: &dyn crate::exec::Transport,
+    ctl: &Control,
+) -> Result<(), String> {
+    let healed = rt.block_on(live::heal_open(transport, ctl, Some(&ctl.run), "run"))?;
+    let mut still = Vec::new();
+    for h in healed {
+        match h.result {
+            Ok(()) => eprintln!("rocegate: healed {} ({})", h.fault.id, h.fault.what),
+            Err(e) => still.push(format!("{} {}: {e}", h.fault.id, h.fault.what)),
+        }
+    }
+    if still.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "FAULTS STILL OPEN on fabric {}: {}; run `rocegate recover` once the devices answer",
+        ctl.fabric,
+        still.join("; ")
+    ))
+}
+
+pub fn recover(a: &RecoverArgs) -> Result<i32, AppError> {
+    let (path, text) = inputs::read(a.inventory.as_deref(), inputs::DEFAULT_INVENTORY)?;
+    let inv = crate::config::check::parse_inventory(&path, &text)?;
+    let jpath = journal_path(&inv, a.journal.as_deref())?;
+    let j = Journal::open(&jpath).map_err(AppError::Input)?;
+    let ctl = Control::new(j, "recover".into(), inv.fabric.name.clone());
+    let open = ctl.open_faults().map_err(AppError::Input)?;
+    if open.is_empty() {
+        println!(
+            "{}: no open faults on fabric {}",
+            jpath.display(),
+            inv.fabric.name
+        );
+        return Ok(PASS);
+    }
+    println!(
+        "{}: {} open fault(s) on fabric {}:\n{}",
+        jpath.display(),
+        open.len(),
+        inv.fabric.name,
+        list(&open)
+    );
+    let transport = super::remote::transport(&inv, 1, 0.0, None)?;
+    let rt = super::remote::runtime()?;
+    let healed = rt
+        .block_on(live::heal_open(transport.as_ref(), &ctl, None, "recover"))
+        .map_err(AppError::Incomplete)?;
+    let mut left = 0;
+    for h in &healed {
+        match &h.result {
+            Ok(()) => println!("healed   {} {}", h.fault.id, h.fault.what),
+            Err(e) => {
+                left += 1;
+                println!("OPEN     {} {}: {e}", h.fault.id, h.fault.what);
+            }
+        }
+    }
+    if left > 0 {
+        eprintln!(
+            "rocegate: {left} fault(s) still open: fix what the lines above say (host down? key refused?) and run `rocegate recover` again"
+        );
+        return Ok(INCOMPLETE);
+    }
+    println!("all {} healed", healed.len());
+    Ok(PASS)
+}

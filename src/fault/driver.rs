@@ -1,0 +1,565 @@
+//! Switch drivers: how one device is changed by a fault, how the change is
+//! undone, and how the device itself is told to undo it should rocegate die.
+//!
+//! Every platform answers the same questions, in this order:
+//! 1. **Prior state** ([`Driver::read_prior`], [`Driver::parse_prior`]): what
+//!    the device looks like now. A fault only starts from a healthy state
+//!    (every port it takes down administratively up, the routing daemons
+//!    running); anything else is someone else's work and is refused.
+//! 2. **Dead-man switch** ([`Driver::arm`]): armed on the device before the
+//!    change, so that a controller killed mid-fault cannot leave a port
+//!    down. `linux` leaves a detached timer that runs the undo; EOS opens a
+//!    configuration session and applies it with `commit timer`, which rolls
+//!    back unless confirmed; Cumulus NVUE applies with `nv config apply
+//!    --confirm <secs>`; NX-API uses a checkpoint with `rollback` on
+//!    timeout; SONiC has none, so its undo relies on the journal alone.
+//! 3. **Apply and undo** ([`Driver::apply`], [`Driver::undo`]): the undo
+//!    restores the prior state, disarms the dead-man, and is idempotent: it
+//!    is safe when the change never happened and safe to send twice, which
+//!    is what `rocegate recover` relies on.
+//! 4. **Settled** ([`Driver::read_prior`] again, [`Driver::settled`]): links
+//!    up and routing sessions established again, timed after the undo.
+//!
+//! Only `linux` (a Linux box used as a switch: `ip link`, FRR; also every
+//! GPU node's own NICs) is built. The others are designed above and refused
+//! at plan time with a message that says so.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::inventory::SwitchDriver;
+use crate::exec::quote;
+
+/// What a fault does to one device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// These ports (switch ports, or a node's netdevs) administratively down.
+    PortsDown(Vec<String>),
+    /// The routing daemons stopped.
+    RoutingStop,
+    /// The device restarted. `linux` reboots a systemd box (it comes back by
+    /// itself); on a box without systemd (a lab namespace) it takes every
+    /// port down and stops routing, then restores both.
+    Reload { ports: Vec<String> },
+}
+
+/// How routing daemons are stopped and started on a Linux box.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Init {
+    /// `systemctl stop|start frr`.
+    #[default]
+    Systemd,
+    /// `/usr/lib/frr/frrinit.sh stop|start` (no systemd: containers, the lab).
+    Frrinit,
+}
+
+/// One port as read: administratively up, and carrier (operstate up).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortState {
+    pub name: String,
+    pub admin_up: bool,
+    pub oper_up: bool,
+}
+
+/// The device before the change (and, read again, after the undo).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct State {
+    pub init: Init,
+    pub ports: Vec<PortState>,
+    /// BGP neighbours and whether each is Established; `None` when no
+    /// routing daemon answered.
+    pub bgp: Option<Vec<(String, bool)>>,
+}
+
+impl State {
+    /// One line for the journal and messages.
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.ports.is_empty() {
+            let up = self.ports.iter().filter(|p| p.admin_up).count();
+            parts.push(format!(
+                "{} admin up {up}/{}",
+                self.ports
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                self.ports.len()
+            ));
+        }
+        match &self.bgp {
+            Some(peers) => parts.push(format!(
+                "bgp {}/{} established",
+                peers.iter().filter(|p| p.1).count(),
+                peers.len()
+            )),
+            None => parts.push("no routing daemon answering".into()),
+        }
+        parts.join("; ")
+    }
+}
+
+/// Commands for one device, in the order they run. Shell text, because
+/// the dead-man switch has to detach from the session that armed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub apply: String,
+    pub undo: String,
+}
+
+pub trait Driver: Sync {
+    fn platform(&self) -> &'static str;
+    /// One command printing the state `action` will change.
+    fn read_prior(&self, action: &Action) -> Vec<String>;
+    fn parse_prior(&self, action: &Action, text: &str) -> Result<State, String>;
+    /// Refuses a change from anything but a healthy state.
+    fn check_prior(&self, action: &Action, prior: &State) -> Result<(), String>;
+    /// The change and its undo. With `deadman = Some((id, after))`, the
+    /// apply arms a switch on the device that runs the undo after `after`
+    /// unless the undo (which disarms it) came first.
+    fn change(&self, action: &Action, prior: &State, deadman: Option<(&str, Duration)>) -> Change;
+    /// Whether the device is back to `prior`: every port it had up is up
+    /// with carrier, every session it had established is established.
+    fn settled(&self, prior: &State, now: &State) -> bool;
+    /// The plain commands of a change, one per action, for a model of the
+    /// fabric that reads command lines one by one (the emulator): no
+    /// dead-man, systemd.
+    fn plain(&self, action: &Action) -> (Vec<Vec<String>>, Vec<Vec<String>>);
+}
+
+/// The driver for a switch platform, or why there is none yet.
+pub fn for_switch(driver: SwitchDriver) -> Result<&'static dyn Driver, String> {
+    match driver {
+        SwitchDriver::Linux => Ok(&Linux),
+        other => Err(format!(
+            "the {} switch driver is designed (docs/faults.md) but not built yet: faults can be sent to linux switches and to host links",
+            format!("{other:?}").to_lowercase()
+        )),
+    }
+}
+
+/// Hosts: every GPU node is a Linux box.
+pub fn for_node() -> &'static dyn Driver {
+    &Linux
+}
+
+/// A Linux box used as a switch (FRR, `ip link`), or a node's own NICs.
+pub struct Linux;
+
+const FRRINIT: &str = "/usr/lib/frr/frrinit.sh";
+
+fn ports_of(action: &Action) -> &[String] {
+    match action {
+        Action::PortsDown(p) | Action::Reload { ports: p } => p,
+        Action::RoutingStop => &[],
+    }
+}
+
+fn routing(init: Init, verb: &str) -> String {
+    match init {
+        Init::Systemd => format!("systemctl {verb} frr"),
+        Init::Frrinit => format!("{FRRINIT} {verb}"),
+    }
+}
+
+fn links(ports: &[String], up: bool) -> Vec<String> {
+    ports
+        .iter()
+        .map(|p| {
+            format!(
+                "ip link set dev {} {}",
+                quote(p),
+                if up { "up" } else { "down" }
+            )
+        })
+        .collect()
+}
+
+/// FRR's `show bgp summary json`: `{"ipv4Unicast": {"peers": {"ADDR":
+/// {"state": "Established", …}}}, …}` per address family.
+fn bgp_peers(json: &str) -> Result<Vec<(String, bool)>, String> {
+    let v: serde_json::Value = serde_json::from_str(json.trim())
+        .map_err(|e| format!("`vtysh -c 'show bgp summary json'` is not JSON: {e}"))?;
+    let mut peers: Vec<(String, bool)> = Vec::new();
+    if let Some(afs) = v.as_object() {
+        for af in afs.values() {
+            if let Some(ps) = af.get("peers").and_then(|p| p.as_object()) {
+                for (addr, p) in ps {
+                    let up = p.get("state").and_then(|s| s.as_str()) == Some("Established");
+                    match peers.iter_mut().find(|(a, _)| a == addr) {
+                        Some(e) => e.1 &= up,
+                        None => peers.push((addr.clone(), up)),
+                    }
+                }
+            }
+        }
+    }
+    peers.sort();
+    Ok(peers)
+}
+
+impl Driver for Linux {
+    fn platform(&self) -> &'static str {
+        "linux"
+    }
+
+    fn read_prior(&self, action: &Action) -> Vec<String> {
+        let mut s = String::from(
+            "if [ -d /run/systemd/system ]; then echo '@@init systemd'; else echo '@@init frrinit'; fi",
+        );
+        for p in ports_of(action) {
+            let q = quote(p);
+            s += &format!(
+                "; echo \"@@port {q} $(cat /sys/class/net/{q}/flags 2>/dev/null || echo missing) $(cat /sys/class/net/{q}/operstate 2>/dev/null || echo missing)\""
+            );
+        }
+        // Routing sessions, where FRR runs (a node has no vtysh).
+        s += "; if command -v vtysh >/dev/null 2>&1; then echo '@@bgp'; vtysh -c 'show bgp summary json' 2>/dev/null; echo '@@end'; fi";
+        vec!["sh".into(), "-c".into(), s]
+    }
+
+    fn parse_prior(&self, action: &Action, text: &str) -> Result<State, String> {
+        let mut st = State::default();
+        let mut seen_init = false;
+        let mut bgp: Option<String> = None;
+        for line in text.lines() {
+            if let Some(b) = bgp.as_mut() {
+                if line.trim() == "@@end" {
+                    let json = std::mem::take(b);
+                    st.bgp = if json.trim().is_empty() {
+                        None
+                    } else {
+                        Some(bgp_peers(&json)?)
+                    };
+                    bgp = None;
+                    continue;
+                }
+                b.push_str(line);
+                b.push('\n');
+                continue;
+            }
+            let w: Vec<&str> = line.split_whitespace().collect();
+            match w.as_slice() {
+                ["@@init", "systemd"] => (st.init, seen_init) = (Init::Systemd, true),
+                ["@@init", _] => (st.init, seen_init) = (Init::Frrinit, true),
+                ["@@port", name, flags, oper] => {
+                    if *flags == "missing" {
+                        return Err(format!("port {name} does not exist on the device"));
+                    }
+                    let f = u32::from_str_radix(flags.trim_start_matches("0x"), 16)
+                        .map_err(|_| format!("port {name}: flags {flags:?} are not hex"))?;
+                    st.ports.push(PortState {
+                        name: name.to_string(),
+                        admin_up: f & 1 == 1,
+                        oper_up: *oper == "up",
+                    });
+                }
+                ["@@bgp"] => bgp = Some(String::new()),
+                _ => {}
+            }
+        }
+        if !seen_init {
+            return Err(format!(
+                "the state read printed no @@init line (got {:?})",
+                text.chars().take(200).collect::<String>()
+            ));
+        }
+        let want = ports_of(action).len();
+        if st.ports.len() != want {
+            return Err(format!("read {} of {want} ports' state", st.ports.len()));
+        }
+        Ok(st)
+    }
+
+    fn check_prior(&self, action: &Action, prior: &State) -> Result<(), String> {
+        let down: Vec<&str> = prior
+            .ports
+            .iter()
+            .filter(|p| !p.admin_up)
+            .map(|p| p.name.as_str())
+            .collect();
+        if !down.is_empty() {
+            return Err(format!(
+                "{} already administratively down: a fault starts only from ports that are up (bring them up, or fault another port)",
+                down.join(", ")
+            ));
+        }
+        if matches!(action, Action::RoutingStop) && prior.bgp.is_none() {
+            return Err(
+                "no routing daemon answers `vtysh -c 'show bgp summary json'`: routing is already stopped, or this is not an FRR box"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
+    fn change(&self, action: &Action, prior: &State, deadman: Option<(&str, Duration)>) -> Change {
+        let ports = ports_of(action);
+        let (apply, undo): (Vec<String>, Vec<String>) = match action {
+            Action::PortsDown(_) => (links(ports, false), links(ports, true)),
+            Action::RoutingStop => (
+                vec![routing(prior.init, "stop")],
+                vec![routing(prior.init, "start")],
+            ),
+            Action::Reload { .. } if prior.init == Init::Systemd => {
+                // A rebooted box comes back by itself: nothing to undo.
+                (vec!["systemctl reboot".into()], Vec::new())
+            }
+            Action::Reload { .. } => {
+                let mut a = vec![routing(prior.init, "stop")];
+                a.extend(links(ports, false));
+                let mut u = links(ports, true);
+                u.push(routing(prior.init, "start"));
+                (a, u)
+            }
+        };
+        // Undo runs every command whatever the others did, and fails if any did.
+        let undo_body = if undo.is_empty() {
+            "true".to_string()
+        } else {
+            let mut s = String::from("rc=0");
+            for c in &undo {
+                s += &format!("; {c} || rc=$?");
+            }
+            s + "; exit $rc"
+        };
+        match deadman {
+            Some((id, after)) if !undo.is_empty() => {
+                let tag = format!("rocegate-deadman {id}");
+                let timer = format!(": {tag}; sleep {}; {undo_body}", after.as_secs().max(1));
+                // setsid and closed descriptors: the timer outlives the ssh
+                // session that armed it. Armed first; nothing is changed
+                // unless it is.
+                let arm = format!(
+                    "setsid sh -c {} </dev/null >/dev/null 2>&1 &",
+                    quote(&timer)
+                );
+                // `[n]`: the pattern does not match the command line of the
+                // shell that runs pkill.
+                let pattern = format!("rocegate-deadma[n] {id}");
+                Change {
+                    apply: format!("{arm} {}", apply.join(" && ")),
+                    undo: format!("pkill -f {} 2>/dev/null; {undo_body}", quote(&pattern)),
+                }
+            }
+            _ => Change {
+                apply: apply.join(" && "),
+                undo: undo_body,
+            },
+        }
+    }
+
+    fn settled(&self, prior: &State, now: &State) -> bool {
+        let ports = prior.ports.iter().all(|p| {
+            now.ports
+                .iter()
+                .find(|n| n.name == p.name)
+                .is_some_and(|n| n.admin_up == p.admin_up && (n.oper_up || !p.oper_up))
+        });
+        let bgp = match (&prior.bgp, &now.bgp) {
+            (None, _) => true,
+            (Some(_), None) => false,
+            (Some(before), Some(after)) => before
+                .iter()
+                .filter(|p| p.1)
+                .all(|p| after.iter().any(|a| a.0 == p.0 && a.1)),
+        };
+        ports && bgp
+    }
+
+    fn plain(&self, action: &Action) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
+        let words = |s: String| s.split(' ').map(String::from).collect::<Vec<_>>();
+        let ports = ports_of(action);
+        let (a, u) = match action {
+            Action::PortsDown(_) => (links(ports, false), links(ports, true)),
+            Action::RoutingStop => (
+                vec![routing(Init::Systemd, "stop")],
+                vec![routing(Init::Systemd, "start")],
+            ),
+            Action::Reload { .. } => (vec!["systemctl reboot".into()], Vec::new()),
+        };
+        (
+            a.into_iter().map(words).collect(),
+            u.into_iter().map(words).collect(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FRR: &str = r#"{"ipv4Unicast":{"routerId":"10.255.0.1","peers":{"198.19.111.1":{"remoteAs":65000,"state":"Established","pfxRcd":6},"198.19.112.1":{"remoteAs":65000,"state":"Active"}}}}"#;
+
+    fn ports(names: &[&str]) -> Action {
+        Action::PortsDown(names.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn reads_ports_init_and_bgp() {
+        let a = ports(&["swp31", "swp32"]);
+        let out = format!(
+            "@@init frrinit\n@@port swp31 0x1003 up\n@@port swp32 0x1002 down\n@@bgp\n{FRR}\n@@end\n"
+        );
+        let st = Linux.parse_prior(&a, &out).unwrap();
+        assert_eq!(st.init, Init::Frrinit);
+        assert_eq!(
+            st.ports,
+            vec![
+                PortState {
+                    name: "swp31".into(),
+                    admin_up: true,
+                    oper_up: true
+                },
+                PortState {
+                    name: "swp32".into(),
+                    admin_up: false,
+                    oper_up: false
+                },
+            ]
+        );
+        assert_eq!(
+            st.bgp,
+            Some(vec![
+                ("198.19.111.1".into(), true),
+                ("198.19.112.1".into(), false)
+            ])
+        );
+        assert_eq!(
+            st.summary(),
+            "swp31,swp32 admin up 1/2; bgp 1/2 established"
+        );
+        // swp32 is already down: refused before anything is touched.
+        let e = Linux.check_prior(&a, &st).unwrap_err();
+        assert!(e.starts_with("swp32 already administratively down"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_port_or_garbage_is_an_error_not_a_state() {
+        let a = ports(&["swp9"]);
+        let e = Linux
+            .parse_prior(&a, "@@init systemd\n@@port swp9 missing missing\n")
+            .unwrap_err();
+        assert!(e.contains("swp9 does not exist"), "{e}");
+        let e = Linux.parse_prior(&a, "bash: sh: not found\n").unwrap_err();
+        assert!(e.contains("no @@init line"), "{e}");
+        let e = Linux
+            .parse_prior(
+                &Action::RoutingStop,
+                "@@init systemd\n@@bgp\n{not json\n@@end\n",
+            )
+            .unwrap_err();
+        assert!(e.contains("not JSON"), "{e}");
+        // No vtysh answer: routing cannot be stopped.
+        let st = Linux
+            .parse_prior(&Action::RoutingStop, "@@init systemd\n@@bgp\n@@end\n")
+            .unwrap();
+        assert!(Linux.check_prior(&Action::RoutingStop, &st).is_err());
+    }
+
+    #[test]
+    fn the_deadman_is_armed_before_the_change_and_disarmed_by_the_undo() {
+        let prior = State {
+            init: Init::Frrinit,
+            ..Default::default()
+        };
+        let c = Linux.change(
+            &ports(&["swp31"]),
+            &prior,
+            Some(("r1-3", Duration::from_secs(70))),
+        );
+        let arm = c.apply.find("setsid").unwrap();
+        let down = c.apply.find("ip link set dev swp31 down").unwrap();
+        assert!(arm < down, "{}", c.apply);
+        assert!(c
+            .apply
+            .contains("sleep 70; rc=0; ip link set dev swp31 up || rc=$?; exit $rc"));
+        assert!(
+            c.undo.starts_with("pkill -f 'rocegate-deadma[n] r1-3'"),
+            "{}",
+            c.undo
+        );
+        assert!(c
+            .undo
+            .ends_with("ip link set dev swp31 up || rc=$?; exit $rc"));
+        // The pattern matches the timer's command line, not the undo's own.
+        let re_pattern = "rocegate-deadman r1-3";
+        assert!(c.apply.contains(re_pattern));
+        assert!(!c.undo.contains(re_pattern));
+        // Both are one shell command line each.
+        assert!(shlex::split(&c.apply).is_some() && shlex::split(&c.undo).is_some());
+    }
+
+    #[test]
+    fn routing_and_reload_follow_the_init_system() {
+        let frr = State {
+            init: Init::Frrinit,
+            ..Default::default()
+        };
+        let sd = State::default();
+        assert_eq!(
+            Linux.change(&Action::RoutingStop, &frr, None),
+            Change {
+                apply: "/usr/lib/frr/frrinit.sh stop".into(),
+                undo: "rc=0; /usr/lib/frr/frrinit.sh start || rc=$?; exit $rc".into()
+            }
+        );
+        assert_eq!(
+            Linux.change(&Action::RoutingStop, &sd, None).apply,
+            "systemctl stop frr"
+        );
+        let reload = Action::Reload {
+            ports: vec!["swp1".into(), "swp2".into()],
+        };
+        // A systemd box reboots and comes back by itself.
+        let c = Linux.change(&reload, &sd, Some(("x", Duration::from_secs(30))));
+        assert_eq!(
+            c,
+            Change {
+                apply: "systemctl reboot".into(),
+                undo: "true".into()
+            }
+        );
+        // Without systemd: routing stopped and every port down, then both back.
+        let c = Linux.change(&reload, &frr, None);
+        assert_eq!(
+            c.apply,
+            "/usr/lib/frr/frrinit.sh stop && ip link set dev swp1 down && ip link set dev swp2 down"
+        );
+        assert!(c
+            .undo
+            .contains("ip link set dev swp2 up || rc=$?; /usr/lib/frr/frrinit.sh start"));
+    }
+
+    #[test]
+    fn settled_means_back_to_the_prior_state() {
+        let up = |n: &str, oper| PortState {
+            name: n.into(),
+            admin_up: true,
+            oper_up: oper,
+        };
+        let prior = State {
+            init: Init::Frrinit,
+            ports: vec![up("swp31", true)],
+            bgp: Some(vec![("a".into(), true), ("b".into(), false)]),
+        };
+        let mut now = prior.clone();
+        assert!(Linux.settled(&prior, &now));
+        now.ports[0].oper_up = false;
+        assert!(!Linux.settled(&prior, &now), "carrier not back yet");
+        now.ports[0].oper_up = true;
+        now.bgp = Some(vec![("a".into(), false), ("b".into(), false)]);
+        assert!(!Linux.settled(&prior, &now), "session a not re-established");
+        now.bgp = None;
+        assert!(!Linux.settled(&prior, &now), "routing not answering");
+    }
+
+    #[test]
+    fn only_linux_is_built() {
+        assert_eq!(for_switch(SwitchDriver::Linux).unwrap().platform(), "linux");
+        let e = for_switch(SwitchDriver::Eos).err().unwrap();
+        assert!(e.contains("eos switch driver is designed"), "{e}");
+    }
+}

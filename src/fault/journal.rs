@@ -1,0 +1,293 @@
+//! The fault journal: one append-only JSON-lines file per fabric, outside
+//! any run directory, so that the next run (or `rocegate recover`) sees
+//! what a killed one left behind.
+//!
+//! A fault is `opened` (and the file synced) before its command is sent,
+//! with the prior state and the exact command that restores it; it is
+//! `healed` once that command succeeded. Open = opened and never healed.
+//! A lock file next to the journal keeps two rocegate processes from
+//! faulting the same fabric at once.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// A fault about to be sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Opened {
+    pub id: String,
+    pub run: String,
+    pub pid: u32,
+    /// When it was written (RFC 3339, UTC).
+    pub at: String,
+    pub fabric: String,
+    /// The suite test that sent it.
+    pub test: String,
+    /// Inventory name of the device.
+    pub host: String,
+    /// What is changed, e.g. `leaf1: swp31 down`.
+    pub what: String,
+    /// The device before the change, in words.
+    pub prior: String,
+    /// The command that restores it (run through the inventory's transport).
+    pub undo: Vec<String>,
+    /// When the device's own dead-man switch undoes it, if one is armed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadman_s: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Entry {
+    Opened(Opened),
+    Healed {
+        id: String,
+        at: String,
+        /// `run` (the run that sent it), `recover`.
+        by: String,
+    },
+}
+
+pub struct Journal {
+    path: PathBuf,
+    file: File,
+    /// Held (flock) for as long as the journal is open.
+    _lock: File,
+}
+
+/// `$XDG_STATE_HOME/rocegate/journal/<fabric>.jsonl`, else
+/// `~/.local/state/rocegate/journal/<fabric>.jsonl`.
+pub fn default_path(fabric: &str) -> Result<PathBuf, String> {
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".local/state"))
+        })
+        .ok_or(
+            "neither XDG_STATE_HOME nor HOME is set: give the fault journal's path with --journal",
+        )?;
+    let name: String = fabric
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    Ok(base.join("rocegate/journal").join(format!("{name}.jsonl")))
+}
+
+pub fn now() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+/// Reads every entry. A last line cut short (a power cut mid-write) is
+/// ignored: the write it belonged to was never acknowledged. Any other bad
+/// line is an error naming it.
+pub fn read(path: &Path) -> Result<Vec<Entry>, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(format!(
+                "{}: cannot read the fault journal: {e}",
+                path.display()
+            ))
+        }
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let mut entries = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Entry>(line) {
+            Ok(e) => entries.push(e),
+            Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => {}
+            Err(e) => {
+                return Err(format!(
+                    "{}:{}: not a journal entry ({e}); the file is damaged: read it, heal what it lists by hand, then move it away",
+                    path.display(),
+                    i + 1
+                ))
+            }
+        }
+    }
+    Ok(entries)
+}
+
+/// The faults opened and never healed, in the order they were opened.
+pub fn open_faults(entries: &[Entry]) -> Vec<Opened> {
+    let mut open: Vec<Opened> = Vec::new();
+    for e in entries {
+        match e {
+            Entry::Opened(o) => open.push(o.clone()),
+            Entry::Healed { id, .. } => open.retain(|o| &o.id != id),
+        }
+    }
+    open
+}
+
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+impl Journal {
+    /// Opens (creating it and its directory) and locks the journal. Fails
+    /// when another rocegate holds it.
+    pub fn open(path: &Path) -> Result<Journal, String> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(|e| {
+            format!(
+                "{}: cannot create the fault journal's directory: {e} (choose another with --journal)",
+                dir.display()
+            )
+        })?;
+        let lock_path = path.with_extension("lock");
+        let mut lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| format!("{}: cannot open: {e}", lock_path.display()))?;
+        // SAFETY: flock on a descriptor this function owns.
+        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let holder = std::fs::read_to_string(&lock_path).unwrap_or_default();
+            return Err(format!(
+                "{}: another rocegate ({}) is sending faults to this fabric; wait for it to finish (or stop it, then run `rocegate recover`)",
+                path.display(),
+                holder.trim()
+            ));
+        }
+        let _ = lock.set_len(0);
+        let _ = write!(lock, "pid {}", std::process::id());
+        let existed = path.exists();
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| format!("{}: cannot open the fault journal: {e}", path.display()))?;
+        if !existed {
+            sync_dir(dir);
+        }
+        Ok(Journal {
+            path: path.to_path_buf(),
+            file,
+            _lock: lock,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn entries(&self) -> Result<Vec<Entry>, String> {
+        read(&self.path)
+    }
+
+    /// Appends one entry and waits until it is on disk.
+    pub fn append(&mut self, e: &Entry) -> Result<(), String> {
+        let mut line = serde_json::to_string(e).map_err(|e| e.to_string())?;
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|_| self.file.sync_data())
+            .map_err(|err| {
+                format!(
+                    "{}: cannot write the fault journal: {err}",
+                    self.path.display()
+                )
+            })
+    }
+
+    pub fn healed(&mut self, id: &str, by: &str) -> Result<(), String> {
+        self.append(&Entry::Healed {
+            id: id.to_string(),
+            at: now(),
+            by: by.to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opened(id: &str) -> Opened {
+        Opened {
+            id: id.into(),
+            run: "r1".into(),
+            pid: 7,
+            at: "2026-11-22T02:00:00Z".into(),
+            fabric: "lab".into(),
+            test: "leaf-reset".into(),
+            host: "leaf1".into(),
+            what: "leaf1: swp31 down".into(),
+            prior: "swp31 admin up 1/1".into(),
+            undo: vec!["sh".into(), "-c".into(), "ip link set dev swp31 up".into()],
+            deadman_s: Some(70),
+        }
+    }
+
+    #[test]
+    fn open_until_healed_and_survives_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state/rocegate/journal/lab.jsonl");
+        {
+            let mut j = Journal::open(&path).unwrap();
+            j.append(&Entry::Opened(opened("a"))).unwrap();
+            j.append(&Entry::Opened(opened("b"))).unwrap();
+            j.healed("a", "run").unwrap();
+        }
+        let j = Journal::open(&path).unwrap();
+        let open = open_faults(&j.entries().unwrap());
+        assert_eq!(open, vec![opened("b")]);
+    }
+
+    #[test]
+    fn a_second_holder_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lab.jsonl");
+        let _first = Journal::open(&path).unwrap();
+        let e = Journal::open(&path).err().unwrap();
+        assert!(e.contains("another rocegate (pid"), "{e}");
+    }
+
+    #[test]
+    fn a_torn_last_line_is_ignored_a_damaged_middle_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lab.jsonl");
+        let good = serde_json::to_string(&Entry::Opened(opened("a"))).unwrap();
+        std::fs::write(&path, format!("{good}\n{{\"event\":\"hea")).unwrap();
+        assert_eq!(open_faults(&read(&path).unwrap()).len(), 1);
+        std::fs::write(&path, format!("garbage\n{good}\n")).unwrap();
+        let e = read(&path).unwrap_err();
+        assert!(e.contains("lab.jsonl:1: not a journal entry"), "{e}");
+        assert!(read(&dir.path().join("none.jsonl")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn default_path_is_per_fabric_under_the_state_directory() {
+        // Only the shape: the environment is the process's own.
+        if let Ok(p) = default_path("emu pod/1") {
+            assert!(
+                p.ends_with("rocegate/journal/emu_pod_1.jsonl"),
+                "{}",
+                p.display()
+            );
+        }
+    }
+}

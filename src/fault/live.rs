@@ -1,0 +1,318 @@
+//! Faults on real devices. Each repetition of a fault is, in order:
+//! journal `opened` (synced) → apply (the driver arms the device's dead-man
+//! first) → wait out the outage → undo, retried → journal `healed` → time
+//! until the device is back to its prior state. A cancel (Ctrl-C, SIGTERM)
+//! cuts the outage short and undoes at once; an undo that keeps failing
+//! leaves the fault open in the journal for `rocegate recover`, and says so.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use super::driver::State;
+use super::journal::{self, Journal, Opened};
+use super::{shell, Target};
+use crate::config::check_suite::Fault;
+use crate::exec::{Cancel, InvocationOutput, StepCommands, Transport};
+
+/// How long the device's own dead-man waits past the planned outage.
+pub const DEADMAN_MARGIN: Duration = Duration::from_secs(60);
+/// How long to watch a device come back after the undo.
+pub const SETTLE_LIMIT: Duration = Duration::from_secs(90);
+const SETTLE_POLL: Duration = Duration::from_millis(500);
+const UNDO_TRIES: u32 = 3;
+
+/// Test-only crash points (`ROCEGATE_FAILPOINT=name`): the process kills
+/// itself with SIGKILL there, as a power cut or `kill -9` would. Names:
+/// `journal-written` (journaled, nothing sent), `fault-applied` (the
+/// change made, the undo not sent), `undo-sent` (undone, not yet marked
+/// healed).
+pub fn failpoint(name: &str) {
+    if std::env::var("ROCEGATE_FAILPOINT").is_ok_and(|v| v == name) {
+        eprintln!("rocegate: ROCEGATE_FAILPOINT={name}: killing myself with SIGKILL");
+        // SAFETY: signals this process; never returns.
+        unsafe {
+            libc::kill(libc::getpid(), libc::SIGKILL);
+        }
+    }
+}
+
+/// The journal and who writes to it.
+pub struct Control {
+    pub journal: Mutex<Journal>,
+    pub run: String,
+    pub fabric: String,
+    seq: AtomicUsize,
+}
+
+impl Control {
+    pub fn new(journal: Journal, run: String, fabric: String) -> Self {
+        Control {
+            journal: Mutex::new(journal),
+            run,
+            fabric,
+            seq: AtomicUsize::new(0),
+        }
+    }
+
+    fn write(&self, e: &journal::Entry) -> Result<(), String> {
+        self.journal
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .append(e)
+    }
+
+    pub fn healed(&self, id: &str, by: &str) -> Result<(), String> {
+        self.journal
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .healed(id, by)
+    }
+
+    pub fn open_faults(&self) -> Result<Vec<Opened>, String> {
+        let j = self.journal.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(journal::open_faults(&j.entries()?))
+    }
+}
+
+/// One command on one host, never cancelled: a change that was started is
+/// always seen through, and an undo is always sent.
+async fn once(transport: &dyn Transport, inv: crate::exec::Invocation) -> InvocationOutput {
+    let (_keep, never) = watch::channel(false);
+    let step = [StepCommands {
+        invocations: vec![inv],
+    }];
+    transport
+        .run_batch(&step, never)
+        .await
+        .into_iter()
+        .next()
+        .and_then(|s| s.into_iter().next())
+        .unwrap_or_default()
+}
+
+fn ok(o: &InvocationOutput) -> bool {
+    o.failure.is_none() && o.exit == Some(0)
+}
+
+/// Why a command did not succeed, in one line.
+pub fn why(o: &InvocationOutput) -> String {
+    if let Some(f) = &o.failure {
+        return format!("{f:?}");
+    }
+    let err = o.stderr.trim();
+    format!(
+        "exit {}{}",
+        o.exit.map_or("none".to_string(), |c| c.to_string()),
+        if err.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", err.lines().last().unwrap_or(err))
+        }
+    )
+}
+
+/// Reads the device's state for `target`.
+pub async fn read_state(transport: &dyn Transport, t: &Target) -> Result<State, String> {
+    let mut inv = shell(&t.host, "");
+    inv.argv = t.driver.read_prior(&t.action);
+    let o = once(transport, inv).await;
+    if !ok(&o) {
+        return Err(format!("{}: reading its state failed: {}", t.host, why(&o)));
+    }
+    t.driver
+        .parse_prior(&t.action, &o.stdout)
+        .map_err(|e| format!("{}: {e}", t.host))
+}
+
+/// The prior state, refused unless healthy.
+pub async fn prepare(transport: &dyn Transport, t: &Target) -> Result<State, String> {
+    let prior = read_state(transport, t).await?;
+    t.driver
+        .check_prior(&t.action, &prior)
+        .map_err(|e| format!("{}: {e}", t.host))?;
+    Ok(prior)
+}
+
+/// What one repetition did, on the transport's clock.
+#[derive(Debug, Clone, Default)]
+pub struct Rep {
+    pub id: String,
+    pub apply: Option<(crate::exec::Invocation, InvocationOutput)>,
+    pub undo: Option<(crate::exec::Invocation, InvocationOutput)>,
+    /// Seconds from the end of the undo until the device was back to its
+    /// prior state, or why that was not seen.
+    pub settled: Option<Result<f64, String>>,
+    /// Why this repetition is still open in the journal.
+    pub left_open: Option<String>,
+    /// Why it was not sent at all.
+    pub not_sent: Option<String>,
+}
+
+async fn wait_until(t: Instant, cancel: &mut Cancel) -> bool {
+    if *cancel.borrow() {
+        return false;
+    }
+    tokio::select! {
+        _ = tokio::time::sleep_until(t.into()) => true,
+        _ = async { while cancel.changed().await.is_ok() { if *cancel.borrow() { return; } } std::future::pending::<()>().await } => false,
+    }
+}
+
+/// Sends an undo until it succeeds, [`UNDO_TRIES`] times at most.
+pub async fn undo(
+    transport: &dyn Transport,
+    host: &str,
+    argv: &[String],
+) -> (crate::exec::Invocation, InvocationOutput) {
+    let mut inv = shell(host, "");
+    inv.argv = argv.to_vec();
+    let mut out = InvocationOutput::default();
+    for attempt in 0..UNDO_TRIES {
+        if attempt > 0 {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        out = once(transport, inv.clone()).await;
+        if ok(&out) {
+            break;
+        }
+    }
+    (inv, out)
+}
+
+/// Runs every repetition of `f` on `t`, timed from `t0`.
+#[allow(clippy::too_many_arguments)]
+pub async fn run(
+    transport: &dyn Transport,
+    ctl: &Control,
+    test: &str,
+    t: &Target,
+    prior: &State,
+    f: &Fault,
+    t0: Instant,
+    mut cancel: Cancel,
+) -> Vec<Rep> {
+    let mut reps = Vec::new();
+    for at in super::starts(f) {
+        let n = ctl.seq.fetch_add(1, Ordering::SeqCst);
+        let mut rep = Rep {
+            id: format!("{}-{n}", ctl.run),
+            ..Default::default()
+        };
+        if !wait_until(t0 + at, &mut cancel).await {
+            rep.not_sent = Some("the run was interrupted before it was due".into());
+            reps.push(rep);
+            break;
+        }
+        let deadman = f.duration + DEADMAN_MARGIN;
+        let change = t.driver.change(&t.action, prior, Some((&rep.id, deadman)));
+        let undo_argv = vec!["sh".to_string(), "-c".to_string(), change.undo.clone()];
+        let opened = Opened {
+            id: rep.id.clone(),
+            run: ctl.run.clone(),
+            pid: std::process::id(),
+            at: journal::now(),
+            fabric: ctl.fabric.clone(),
+            test: test.to_string(),
+            host: t.host.clone(),
+            what: t.what.clone(),
+            prior: prior.summary(),
+            undo: undo_argv.clone(),
+            deadman_s: Some(deadman.as_secs()),
+        };
+        if let Err(e) = ctl.write(&journal::Entry::Opened(opened)) {
+            rep.not_sent = Some(format!("not sent: {e}"));
+            reps.push(rep);
+            break;
+        }
+        failpoint("journal-written");
+        let apply = shell(&t.host, &change.apply);
+        let out = once(transport, apply.clone()).await;
+        rep.apply = Some((apply, out));
+        failpoint("fault-applied");
+        // A failed apply may have changed part of the device: undo at once.
+        let applied = rep.apply.as_ref().is_some_and(|(_, o)| ok(o));
+        if applied {
+            wait_until(t0 + at + f.duration, &mut cancel).await;
+        }
+        let u = undo(transport, &t.host, &undo_argv).await;
+        failpoint("undo-sent");
+        if ok(&u.1) {
+            if let Err(e) = ctl.healed(&rep.id, "run") {
+                rep.left_open = Some(format!("undone, but marking it healed failed: {e}"));
+            }
+        } else {
+            rep.left_open = Some(format!(
+                "the undo failed {UNDO_TRIES} times ({}); it stays open in the journal: run `rocegate recover`",
+                why(&u.1)
+            ));
+        }
+        rep.undo = Some(u);
+        if rep.left_open.is_none() && !*cancel.borrow() {
+            rep.settled = Some(settle(transport, t, prior, &mut cancel).await);
+        }
+        let stop = !applied || *cancel.borrow() || rep.left_open.is_some();
+        reps.push(rep);
+        if stop {
+            break;
+        }
+    }
+    reps
+}
+
+/// Seconds until the device reads as `prior` again.
+async fn settle(
+    transport: &dyn Transport,
+    t: &Target,
+    prior: &State,
+    cancel: &mut Cancel,
+) -> Result<f64, String> {
+    let start = Instant::now();
+    let mut last = String::from("not read yet");
+    while start.elapsed() < SETTLE_LIMIT {
+        match read_state(transport, t).await {
+            Ok(now) if t.driver.settled(prior, &now) => return Ok(start.elapsed().as_secs_f64()),
+            Ok(now) => last = now.summary(),
+            Err(e) => last = e,
+        }
+        if !wait_until(Instant::now() + SETTLE_POLL, cancel).await {
+            return Err("the run was interrupted while it settled".into());
+        }
+    }
+    Err(format!(
+        "not back to its prior state ({}) {} s after the undo: last read {last}",
+        prior.summary(),
+        SETTLE_LIMIT.as_secs()
+    ))
+}
+
+/// What healing one open fault came to.
+pub struct Healed {
+    pub fault: Opened,
+    pub result: Result<(), String>,
+}
+
+/// Undoes every fault the journal holds open (those of `run` only, when
+/// given), newest first, and marks each healed that was.
+pub async fn heal_open(
+    transport: &dyn Transport,
+    ctl: &Control,
+    run: Option<&str>,
+    by: &str,
+) -> Result<Vec<Healed>, String> {
+    let mut open = ctl.open_faults()?;
+    open.retain(|o| run.is_none_or(|r| o.run == r));
+    let mut out = Vec::new();
+    for o in open.into_iter().rev() {
+        let (_, res) = undo(transport, &o.host, &o.undo).await;
+        let result = if ok(&res) {
+            ctl.healed(&o.id, by)
+        } else {
+            Err(why(&res))
+        };
+        out.push(Healed { fault: o, result });
+    }
+    Ok(out)
+}

@@ -1,0 +1,156 @@
+//! Faults: what a suite's `link_flap` or `leaf_reset` does to which device
+//! and when, sent through a switch driver, journaled before it is sent and
+//! healed whatever happens (see `live`), and the recovery of the traffic it
+//! ran during read from that traffic's time series (`recovery`).
+//!
+//! On the emulated fabric the same commands are timed into the workload's
+//! batch (`emulated_step`): the model heals itself with the batch, so
+//! nothing is journaled and nothing can be left open.
+
+use std::time::Duration;
+
+use crate::config::check_suite::{Fault, FaultAction};
+use crate::config::model::{End, Inventory, SwitchId};
+use crate::config::suite::LeafResetMode;
+use crate::exec::{Invocation, Role, StepCommands};
+
+pub mod driver;
+pub mod journal;
+pub mod live;
+pub mod recovery;
+
+use driver::{Action, Driver};
+
+/// How long one fault command may take before it counts as hung.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One device a fault changes, with its driver.
+pub struct Target {
+    pub host: String,
+    pub driver: &'static dyn Driver,
+    pub action: Action,
+    /// For messages and the journal, e.g. `leaf1: swp31, swp32 down`.
+    pub what: String,
+}
+
+/// Start of each repetition: `pace` apart, or the outage and as long again.
+pub fn starts(f: &Fault) -> Vec<Duration> {
+    let period = f.period();
+    (0..f.repeat.max(1)).map(|r| f.at + period * r).collect()
+}
+
+/// The ports of a switch that the inventory cables, by name.
+fn ports(inv: &Inventory, s: SwitchId) -> Vec<String> {
+    inv.switches[s]
+        .links
+        .iter()
+        .flat_map(|&l| [&inv.links[l].a, &inv.links[l].b])
+        .filter_map(|e| match e {
+            End::Port { switch, port } if *switch == s => Some(port.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What the fault acts on, for names and messages.
+pub fn name(inv: &Inventory, f: &Fault) -> String {
+    match &f.action {
+        FaultAction::LinkFlap { end, .. } => format!("link flap {}", inv.end_name(end)),
+        FaultAction::LeafReset { switch, mode } => {
+            format!(
+                "leaf reset {} ({})",
+                inv.switches[*switch].name,
+                mode.label()
+            )
+        }
+    }
+}
+
+/// The device the fault changes and how, or why it cannot be sent.
+pub fn target(inv: &Inventory, f: &Fault) -> Result<Target, String> {
+    let switch = |s: SwitchId| -> Result<(String, &'static dyn Driver), String> {
+        let sw = &inv.switches[s];
+        let d = driver::for_switch(sw.driver).map_err(|e| format!("switch {}: {e}", sw.name))?;
+        Ok((sw.name.clone(), d))
+    };
+    Ok(match &f.action {
+        FaultAction::LinkFlap { end, .. } => {
+            let (host, driver, dev) = match end {
+                End::Nic(n) => {
+                    let nic = &inv.nics[*n];
+                    (
+                        inv.nodes[nic.node].name.clone(),
+                        driver::for_node(),
+                        nic.netdev.clone(),
+                    )
+                }
+                End::Port { switch: s, port } => {
+                    let (h, d) = switch(*s)?;
+                    (h, d, port.clone())
+                }
+            };
+            Target {
+                what: format!("{host}: {dev} down"),
+                host,
+                driver,
+                action: Action::PortsDown(vec![dev]),
+            }
+        }
+        FaultAction::LeafReset { switch: s, mode } => {
+            let (host, driver) = switch(*s)?;
+            let p = ports(inv, *s);
+            let (action, what) = match mode {
+                LeafResetMode::PortsDown => (
+                    Action::PortsDown(p.clone()),
+                    format!("{host}: {} down", p.join(", ")),
+                ),
+                LeafResetMode::RoutingRestart => {
+                    (Action::RoutingStop, format!("{host}: routing stopped"))
+                }
+                LeafResetMode::Reload => (Action::Reload { ports: p }, format!("{host}: reloaded")),
+            };
+            Target {
+                host,
+                driver,
+                action,
+                what,
+            }
+        }
+    })
+}
+
+fn invocation(host: &str, argv: Vec<String>, at: Duration) -> Invocation {
+    Invocation {
+        host: host.to_string(),
+        argv,
+        env: Vec::new(),
+        role: Role::Probe,
+        timeout: COMMAND_TIMEOUT,
+        at,
+    }
+}
+
+/// `sh -c SCRIPT` on `host`, started at once.
+pub fn shell(host: &str, script: &str) -> Invocation {
+    invocation(
+        host,
+        vec!["sh".into(), "-c".into(), script.to_string()],
+        Duration::ZERO,
+    )
+}
+
+/// The emulated fabric's fault step: the driver's plain commands timed
+/// from the start of the workload's round, every down followed by its up.
+pub fn emulated_step(inv: &Inventory, f: &Fault) -> Result<StepCommands, String> {
+    let t = target(inv, f)?;
+    let (apply, undo) = t.driver.plain(&t.action);
+    let mut invocations = Vec::new();
+    for at in starts(f) {
+        invocations.extend(apply.iter().map(|a| invocation(&t.host, a.clone(), at)));
+        invocations.extend(
+            undo.iter()
+                .map(|u| invocation(&t.host, u.clone(), at + f.duration)),
+        );
+    }
+    Ok(StepCommands { invocations })
+}
