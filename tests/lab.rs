@@ -13,6 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+#[path = "lab/faults.rs"]
+mod faults;
+
 const LAB: &str = "tests/lab/lab.sh";
 const HOSTS: [&str; 4] = ["host1", "host2", "host3", "host4"];
 
@@ -194,6 +197,9 @@ fn the_lab_over_real_ssh() {
     sigterm_mid_run_leaves_nothing_behind(tmp.path(), &inv);
     the_dead_man_cleans_up_after_sigkill(&inv);
     mpirun_launches_across_the_lab(&inv);
+    faults::faults_are_sent_measured_and_healed(tmp.path(), &inv);
+    faults::an_unmet_recovery_limit_fails_with_the_measured_time(tmp.path(), &inv);
+    faults::sigkill_anywhere_then_recover_heals(tmp.path(), &inv);
 }
 
 /// The lab suite over real SSH: every pair within ±10 % of the 1 Gb/s its

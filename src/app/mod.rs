@@ -159,6 +159,19 @@ fn rfc3339(t: time::OffsetDateTime) -> String {
         .unwrap_or_default()
 }
 
+/// `20261122T021500Z`: for names.
+fn stamp(now: time::OffsetDateTime) -> String {
+    format!(
+        "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
+        now.year(),
+        now.month() as u8,
+        now.day(),
+        now.hour(),
+        now.minute(),
+        now.second()
+    )
+}
+
 fn make_run_dir(
     out: Option<&str>,
     suite: &str,
@@ -166,18 +179,7 @@ fn make_run_dir(
 ) -> Result<std::path::PathBuf, AppError> {
     let dir = match out {
         Some(o) => std::path::PathBuf::from(o),
-        None => {
-            let stamp = format!(
-                "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
-                now.year(),
-                now.month() as u8,
-                now.day(),
-                now.hour(),
-                now.minute(),
-                now.second()
-            );
-            std::path::PathBuf::from("reports").join(format!("{suite}-{stamp}"))
-        }
+        None => std::path::PathBuf::from("reports").join(format!("{suite}-{}", stamp(now))),
     };
     if dir.join("results.jsonl").exists() {
         return Err(AppError::Input(format!(
@@ -264,11 +266,7 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
     let started = utc_now();
     // Faults on real devices are journaled; a journal with open faults
     // (a killed run) stops the run before anything is touched.
-    let run_id = format!(
-        "{}-{}",
-        rfc3339(started).replace(':', ""),
-        std::process::id()
-    );
+    let run_id = format!("{}-{}", stamp(started), std::process::id());
     let control = if faults::journaled(&i.inventory) {
         Some(faults::open_for_run(
             &i.inventory,
