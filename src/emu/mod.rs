@@ -152,6 +152,10 @@ enum Parsed {
         p: Params,
         node: NodeId,
         nic: NicId,
+        /// A `timeout` wrapper, which is what ends `--run_infinitely`.
+        stop: Option<Deadline>,
+        /// The transport's own limit on the invocation, seconds.
+        limit_s: f64,
     },
     Nccl(Box<nccl::Job>),
     Iperf(Box<iperf_run::IperfCmd>),
@@ -168,7 +172,7 @@ fn done(r: Refusal) -> Parsed {
     }
 }
 
-/// Strips `sudo …`, `numactl …`, `timeout …` and `env VAR=…` in front of a command.
+/// Strips `sudo …`, `numactl …`, `timeout …`, `stdbuf …` and `env VAR=…` in front of a command.
 fn strip_wrappers(argv: &[String]) -> &[String] {
     let mut a = argv;
     loop {
@@ -214,9 +218,84 @@ fn strip_wrappers(argv: &[String]) -> &[String] {
                 }
                 a = &a[i..];
             }
+            "stdbuf" => {
+                let mut i = 1;
+                while i < a.len() && a[i].starts_with('-') {
+                    if ["-i", "-o", "-e"].contains(&a[i].as_str()) {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                a = &a[i.min(a.len())..];
+            }
             _ => return a,
         }
     }
+}
+
+/// A coreutils `timeout` in front of a command: when it signals the
+/// command, and the status its caller then sees.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Deadline {
+    after_s: f64,
+    /// 124, or 128 + the signal with `--preserve-status` (the command dies
+    /// of the signal: perftest installs no handler for SIGINT or SIGTERM).
+    exit: i32,
+}
+
+/// The first `timeout` among the wrappers of `argv`, if any.
+fn deadline(argv: &[String]) -> Option<Deadline> {
+    let first = argv.first()?;
+    let base = first.rsplit('/').next().unwrap_or(first);
+    if base != "timeout" {
+        let rest = strip_wrappers(argv);
+        // Only wrappers in front count; stop when nothing was stripped.
+        if rest.len() == argv.len() {
+            return None;
+        }
+        let skipped = argv.len() - rest.len();
+        return argv[..skipped]
+            .iter()
+            .position(|w| w.rsplit('/').next() == Some("timeout"))
+            .and_then(|i| deadline(&argv[i..]));
+    }
+    let mut sig = 15;
+    let mut preserve = false;
+    let mut i = 1;
+    while i < argv.len() && argv[i].starts_with('-') {
+        let w = argv[i].as_str();
+        let value = if w == "-s" || w == "--signal" || w == "-k" || w == "--kill-after" {
+            i += 1;
+            argv.get(i).map(String::as_str)
+        } else {
+            w.strip_prefix("--signal=")
+        };
+        if w == "-s" || w == "--signal" || w.starts_with("--signal=") {
+            sig = match value.map(|v| v.trim_start_matches("SIG")) {
+                Some("INT") | Some("2") => 2,
+                Some("KILL") | Some("9") => 9,
+                Some("HUP") | Some("1") => 1,
+                _ => 15,
+            };
+        }
+        if w == "--preserve-status" {
+            preserve = true;
+        }
+        i += 1;
+    }
+    let d = argv.get(i)?;
+    let (num, unit) = match d.chars().last() {
+        Some('s') => (&d[..d.len() - 1], 1.0),
+        Some('m') => (&d[..d.len() - 1], 60.0),
+        Some('h') => (&d[..d.len() - 1], 3600.0),
+        Some('d') => (&d[..d.len() - 1], 86400.0),
+        _ => (d.as_str(), 1.0),
+    };
+    let after_s = num.parse::<f64>().ok()? * unit;
+    Some(Deadline {
+        after_s,
+        exit: if preserve { 128 + sig } else { 124 },
+    })
 }
 
 fn not_found(cmd: &str) -> Parsed {
@@ -373,7 +452,13 @@ impl Emulator {
                     exit: 1,
                 });
             };
-            return Parsed::Perf { p, node, nic };
+            return Parsed::Perf {
+                p,
+                node,
+                nic,
+                stop: deadline(&inv.argv),
+                limit_s: inv.timeout.as_secs_f64(),
+            };
         }
         let parsed = match base {
             "mpirun" | "mpiexec" | "orterun" => nccl::parse_mpirun(argv, &inv.env),
@@ -841,6 +926,94 @@ impl Emulator {
             .map(&busbw_in)
             .find(|&b| b > 0.0)
             .unwrap_or(0.0);
+        let fail_text = |peer: &str| {
+            let host = &job.hosts[0].0;
+            format!(
+                "{host}:4242:4301 [0] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion from peer {peer}<43125> with error 12, opcode 0, len 0, vendor err 129 (Recv)\n\
+                 {host}:4242:4301 [0] NCCL INFO transport/net.cc:1134 -> 6\n\
+                 {host}: Test NCCL failure common.cu:1005 'remote process exited or there was a network error'\n"
+            )
+        };
+        let peer_of = |flows: &[Flow]| {
+            ring.edges
+                .iter()
+                .flatten()
+                .flatten()
+                .find(|&&f| segs.iter().any(|s| s.paths[f].is_none()))
+                .map(|&f| self.fabric.nic_ip(flows[f].dst).to_string())
+                .unwrap_or_else(|| oob_ip.clone())
+        };
+        let b_ref = fixed.unwrap_or(first);
+        if job.cycles > 1 && b_ref > 0.0 {
+            // `-N` cycles: every timed run (out-of-place, then in-place, of
+            // each size) moves what it would in `iters` operations at the
+            // reference bandwidth, and takes as long as the ring's rates
+            // over the segments need to move it; its printed time is that
+            // span per operation, so a cycle across an outage shows it.
+            let rate = |s: &Segment| fixed.unwrap_or_else(|| busbw_in(s));
+            let n = job.ranks();
+            let lanes = outcome(b_ref).lanes;
+            let op = |bytes: u64| nccl::op_time_us(job, nodes as u32, b_ref, lanes, bytes) * 1e-6;
+            let data0 = t0 + nccl::setup_s(job);
+            let sizes = job.sizes();
+            let mut c = data0;
+            if let Some(&max) = sizes.last() {
+                let bytes = job.coll.bytes(job.coll.count(max, n), n);
+                let warm = op(bytes) * job.warmup as f64;
+                c = batch::finish_time(segs, c, b_ref * warm, &rate).unwrap_or(f64::INFINITY);
+            }
+            let iters = job.iters.max(1) as f64;
+            let mut rows: Vec<(u64, [f64; 2], f64)> = Vec::new();
+            'cycles: for _ in 0..job.cycles {
+                for &req in &sizes {
+                    let bytes = job.coll.bytes(job.coll.count(req, n), n);
+                    let mut times = [0.0; 2];
+                    for t in times.iter_mut() {
+                        let Some(e) = batch::finish_time(segs, c, b_ref * op(bytes) * iters, &rate)
+                        else {
+                            c = f64::INFINITY;
+                            break 'cycles;
+                        };
+                        *t = (e - c) / iters * 1e6;
+                        c = e;
+                    }
+                    rows.push((req, times, c));
+                }
+            }
+            let stall = if fixed.is_none() {
+                batch::stall_failure(segs, &all, data0, c, budget)
+            } else {
+                None
+            };
+            let end = stall.unwrap_or(c);
+            let end = if end.is_finite() { end } else { data0 + budget };
+            for &f in &all {
+                flows[f].window = (data0, end);
+            }
+            let done: Vec<(u64, [f64; 2])> = rows
+                .iter()
+                .filter(|r| r.2 <= end + 1e-9)
+                .map(|r| (r.0, r.1))
+                .collect();
+            let complete = stall.is_none() && c.is_finite();
+            let text = nccl::render_rows(job, &outcome(b_ref), &done, complete);
+            let o = &mut out[ring.at.0][ring.at.1];
+            o.stdout = if job.tag_output {
+                nccl::prefix_lines(&text, "[1,0]<stdout>:")
+            } else if job.label {
+                nccl::prefix_lines(&text, "0: ")
+            } else {
+                text
+            };
+            if complete {
+                o.exit = Some(0);
+            } else {
+                o.stderr = fail_text(&peer_of(flows));
+                o.exit = Some(1);
+            }
+            o.ended_s = end;
+            return;
+        }
         let mut busbw = fixed.unwrap_or(first);
         let mut rendered = nccl::render(job, &outcome(busbw.max(1e-3)));
         if fixed.is_none() && busbw > 0.0 {
@@ -864,21 +1037,8 @@ impl Emulator {
             for &f in &all {
                 flows[f].window.1 = t_fail;
             }
-            let peer = ring
-                .edges
-                .iter()
-                .flatten()
-                .flatten()
-                .find(|&&f| segs.iter().any(|s| s.paths[f].is_none()))
-                .map(|&f| self.fabric.nic_ip(flows[f].dst).to_string())
-                .unwrap_or_else(|| oob_ip.clone());
-            let host = &job.hosts[0].0;
             o.stdout = String::new();
-            o.stderr = format!(
-                "{host}:4242:4301 [0] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion from peer {peer}<43125> with error 12, opcode 0, len 0, vendor err 129 (Recv)\n\
-                 {host}:4242:4301 [0] NCCL INFO transport/net.cc:1134 -> 6\n\
-                 {host}: Test NCCL failure common.cu:1005 'remote process exited or there was a network error'\n"
-            );
+            o.stderr = fail_text(&peer_of(flows));
             o.exit = Some(1);
             o.ended_s = t_fail;
             return;
@@ -914,7 +1074,14 @@ impl Emulator {
         let measure_from = client_start + PERFTEST_SETUP_S;
         let (cs, ci) = pair.client;
         let (ss, sidx) = pair.server;
-        let Parsed::Perf { p, nic: cnic, .. } = &parsed[cs][ci] else {
+        let Parsed::Perf {
+            p,
+            nic: cnic,
+            stop,
+            limit_s,
+            ..
+        } = &parsed[cs][ci]
+        else {
             return;
         };
         let Parsed::Perf {
@@ -951,6 +1118,18 @@ impl Emulator {
         };
         let mut client = perftest::header(p, Side::Client, &cctx);
         let mut server = perftest::header(p, Side::Server, &sctx);
+        if p.run_infinitely && p.test == Test::Bw {
+            let w = Windows {
+                client_start,
+                measure_from,
+                stop: *stop,
+                limit_s: *limit_s,
+            };
+            client.push_str(&perftest::bw_table_header(p));
+            server.push_str(&perftest::bw_table_header(p));
+            self.render_windows(pair, p, &w, segs, flows, out, client, server, start);
+            return;
+        }
         let mut secs = PERFTEST_SETUP_S;
         let mut fail_at: Option<f64> = None;
         match p.test {
@@ -1145,6 +1324,96 @@ impl Emulator {
     }
 }
 
+/// When a `--run_infinitely` client runs and how it is stopped.
+struct Windows {
+    client_start: f64,
+    /// When the first window opens (after the connection setup).
+    measure_from: f64,
+    stop: Option<Deadline>,
+    limit_s: f64,
+}
+
+impl Emulator {
+    /// A `--run_infinitely` pair: the client prints one row per `-D`
+    /// window (perftest's `catch_alarm_infintely` calls `print_report_bw`
+    /// on every SIGALRM and re-arms it), each the goodput its QPs moved in
+    /// that window, until its `timeout` signals it (or the transport kills
+    /// it at its limit, or its QPs give up in an outage). The server waits
+    /// in its final handshake and fails it when the client's socket closes.
+    #[allow(clippy::too_many_arguments)]
+    fn render_windows(
+        &self,
+        pair: &Pair,
+        p: &Params,
+        w: &Windows,
+        segs: &[Segment],
+        flows: &mut [Flow],
+        out: &mut [Vec<InvocationOutput>],
+        mut client: String,
+        server: String,
+        server_start: f64,
+    ) {
+        let size = p.sizes().last().copied().unwrap_or(65536);
+        let cap = p.msg_cap_gbps(size);
+        let d = p.duration.unwrap_or(5).max(1) as f64;
+        let (stop, exit) = match w.stop {
+            Some(dl) if dl.after_s < w.limit_s => (w.client_start + dl.after_s, Some(dl.exit)),
+            _ => (w.client_start + w.limit_s, None),
+        };
+        let all: Vec<usize> = pair.fwd.iter().chain(&pair.rev).copied().collect();
+        let budget = batch::retry_budget_s(p.qp_timeout, 7);
+        let fail_at = batch::stall_failure(segs, &all, w.measure_from, stop, budget);
+        let until = fail_at.unwrap_or(stop).max(w.measure_from);
+        for &f in &all {
+            flows[f].window.1 = until;
+        }
+        let mut k = 1.0;
+        while w.measure_from + k * d <= until + 1e-9 {
+            let (a, b) = (w.measure_from + (k - 1.0) * d, w.measure_from + k * d);
+            let gbits: f64 = pair
+                .fwd
+                .iter()
+                .map(|&f| batch::integrate(segs, a, b, &|s: &Segment| s.goodput(f).min(cap)))
+                .sum();
+            let avg = gbits / d;
+            let iters = (avg * 1e9 / 8.0 * d / size as f64) as u64;
+            client.push_str(&perftest::bw_row(
+                p,
+                &perftest::BwRow {
+                    size,
+                    iters,
+                    peak_gbps: None,
+                    avg_gbps: avg,
+                    msg_rate: iters as f64 / d,
+                },
+            ));
+            k += 1.0;
+        }
+        let c = &mut out[pair.client.0][pair.client.1];
+        c.started_s = w.client_start;
+        c.stdout = client;
+        c.ended_s = until;
+        if fail_at.is_some() {
+            c.stderr = " Completion with error at client\n Failed status 12: wr_id 0 syndrom 0x81\nscnt=128, ccnt=0\n Error occurred while running infinitely! aborting ...\n".into();
+            c.exit = Some(1);
+        } else if let Some(e) = exit {
+            c.exit = Some(e);
+        } else {
+            c.exit = None;
+            c.failure = Some(ExecFailure::TimedOut(format!(
+                "{} timed out after {:.0}s (--run_infinitely never ends by itself)",
+                p.tool, w.limit_s
+            )));
+        }
+        let s = &mut out[pair.server.0][pair.server.1];
+        s.started_s = server_start;
+        s.stdout = server;
+        s.stderr = " Failed to exchange data between server and clients\n".into();
+        s.exit = Some(1);
+        s.ended_s = until;
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod testutil {
     use crate::config::check::parse_inventory;
@@ -1175,3 +1444,5 @@ mod tests;
 mod tests_faults;
 #[cfg(test)]
 mod tests_iperf;
+#[cfg(test)]
+mod tests_series;

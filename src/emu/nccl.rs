@@ -99,7 +99,7 @@ impl Coll {
     }
 
     /// Element count for a requested size, as nccl-tests rounds it.
-    fn count(self, size: u64, n: u32) -> u64 {
+    pub fn count(self, size: u64, n: u32) -> u64 {
         let n = u64::from(n.max(1));
         match self {
             Coll::AllGather | Coll::ReduceScatter | Coll::AllToAll => size / 4 / n,
@@ -107,7 +107,7 @@ impl Coll {
         }
     }
 
-    fn bytes(self, count: u64, n: u32) -> u64 {
+    pub fn bytes(self, count: u64, n: u32) -> u64 {
         match self {
             Coll::AllGather | Coll::ReduceScatter | Coll::AllToAll => count * 4 * u64::from(n),
             _ => count * 4,
@@ -132,6 +132,8 @@ pub struct Job {
     pub iters: u64,
     pub warmup: u64,
     pub check: bool,
+    /// `-N`: sweeps run back to back, each printing its rows.
+    pub cycles: u64,
 }
 
 impl Job {
@@ -291,6 +293,7 @@ fn parse_test(words: &[String], job: &mut Job) -> Result<(), Refusal> {
             "-n" | "--iters" => job.iters = val.parse().map_err(|_| bad())?,
             "-w" | "--warmup_iters" => job.warmup = val.parse().map_err(|_| bad())?,
             "-c" | "--check" => job.check = val.parse::<u32>().map_err(|_| bad())? != 0,
+            "-N" | "--run_cycles" => job.cycles = val.parse().map_err(|_| bad())?,
             _ => {}
         }
     }
@@ -314,6 +317,7 @@ fn empty_job(coll: Coll) -> Job {
         iters: 20,
         warmup: 5,
         check: true,
+        cycles: 1,
     }
 }
 
@@ -621,11 +625,105 @@ pub fn op_time_us(job: &Job, nodes: u32, busbw: f64, lanes: u32, bytes: u64) -> 
     lat + fill + bw
 }
 
+/// Seconds from launch to the first timed operation: mpirun, bootstrap
+/// and communicator init.
+pub fn setup_s(job: &Job) -> f64 {
+    3.0 + 0.02 * f64::from(job.ranks())
+}
+
 /// The full stdout of the job, and the seconds it ran.
 pub fn render(job: &Job, out: &Outcome) -> (String, f64) {
     let n = job.ranks();
     let nodes = job.hosts.len() as u32;
     let mut rng = Rng::new(out.seed);
+    let mut o = preamble(job, out, &mut rng);
+    let (redop, root) = job.coll.redop_root();
+    let factor = job.coll.factor(n);
+    let wrong = if job.check { "0" } else { "N/A" };
+    let mut total_us = 0.0;
+    let mut sum_busbw = 0.0;
+    let mut count_busbw = 0u32;
+    let sizes = job.sizes();
+    for &req in &sizes {
+        let count = job.coll.count(req, n);
+        let bytes = job.coll.bytes(count, n);
+        o.push_str(&format!(
+            "{bytes:>12}  {count:>12}  {:>8}  {redop:>6}  {root:>6}",
+            "float"
+        ));
+        for _ in 0..2 {
+            let t = op_time_us(job, nodes, out.busbw, out.lanes, bytes) * rng.range(0.995, 1.012);
+            let algbw = bytes as f64 / (t * 1e-6) / 1e9;
+            let busbw = algbw * factor;
+            o.push_str(&format!(
+                "  {}  {algbw:6.2}  {busbw:6.2}  {wrong:>5}",
+                fmt_time(t)
+            ));
+            total_us += t * job.iters as f64;
+            sum_busbw += busbw;
+            count_busbw += 1;
+        }
+        o.push('\n');
+    }
+    if let Some(&max) = sizes.last() {
+        total_us += op_time_us(job, nodes, out.busbw, out.lanes, max) * job.warmup as f64;
+    }
+    o.push_str(&footer(sum_busbw, count_busbw));
+    (o, setup_s(job) + total_us * 1e-6)
+}
+
+fn footer(sum_busbw: f64, count: u32) -> String {
+    let avg = if count > 0 {
+        sum_busbw / f64::from(count)
+    } else {
+        0.0
+    };
+    format!(
+        "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : {} \n#\n",
+        fmt_g(avg)
+    )
+}
+
+/// The stdout of a `-N` run whose rows the caller timed: `rows` holds each
+/// printed row's requested size and its two runs' µs per operation
+/// (out-of-place, in-place), cycle after cycle. `complete` adds the
+/// closing lines a run that did not fail prints.
+pub fn render_rows(job: &Job, out: &Outcome, rows: &[(u64, [f64; 2])], complete: bool) -> String {
+    let n = job.ranks();
+    let mut rng = Rng::new(out.seed);
+    let mut o = preamble(job, out, &mut rng);
+    let (redop, root) = job.coll.redop_root();
+    let factor = job.coll.factor(n);
+    let wrong = if job.check { "0" } else { "N/A" };
+    let mut sum_busbw = 0.0;
+    for &(req, times) in rows {
+        let count = job.coll.count(req, n);
+        let bytes = job.coll.bytes(count, n);
+        o.push_str(&format!(
+            "{bytes:>12}  {count:>12}  {:>8}  {redop:>6}  {root:>6}",
+            "float"
+        ));
+        for t in times {
+            let algbw = bytes as f64 / (t * 1e-6) / 1e9;
+            let busbw = algbw * factor;
+            o.push_str(&format!(
+                "  {}  {algbw:6.2}  {busbw:6.2}  {wrong:>5}",
+                fmt_time(t)
+            ));
+            sum_busbw += busbw;
+        }
+        o.push('\n');
+    }
+    if complete {
+        o.push_str(&footer(sum_busbw, 2 * rows.len() as u32));
+    }
+    o
+}
+
+/// Everything before the first result row.
+fn preamble(job: &Job, out: &Outcome, rng: &mut Rng) -> String {
+    let n = job.ranks();
+    let nodes = job.hosts.len() as u32;
     let mut o = String::new();
     let step = if job.step_factor > 1 {
         format!("{}(factor)", job.step_factor)
@@ -735,46 +833,7 @@ pub fn render(job: &Job, out: &Outcome) -> (String, f64) {
     o.push_str("#                                                              out-of-place                       in-place          \n");
     o.push_str("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n");
     o.push_str("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n");
-    let (redop, root) = job.coll.redop_root();
-    let factor = job.coll.factor(n);
-    let wrong = if job.check { "0" } else { "N/A" };
-    let mut total_us = 0.0;
-    let mut sum_busbw = 0.0;
-    let mut count_busbw = 0u32;
-    let sizes = job.sizes();
-    for &req in &sizes {
-        let count = job.coll.count(req, n);
-        let bytes = job.coll.bytes(count, n);
-        o.push_str(&format!(
-            "{bytes:>12}  {count:>12}  {:>8}  {redop:>6}  {root:>6}",
-            "float"
-        ));
-        for _ in 0..2 {
-            let t = op_time_us(job, nodes, out.busbw, out.lanes, bytes) * rng.range(0.995, 1.012);
-            let algbw = bytes as f64 / (t * 1e-6) / 1e9;
-            let busbw = algbw * factor;
-            o.push_str(&format!(
-                "  {}  {algbw:6.2}  {busbw:6.2}  {wrong:>5}",
-                fmt_time(t)
-            ));
-            total_us += t * job.iters as f64;
-            sum_busbw += busbw;
-            count_busbw += 1;
-        }
-        o.push('\n');
-    }
-    if let Some(&max) = sizes.last() {
-        total_us += op_time_us(job, nodes, out.busbw, out.lanes, max) * job.warmup as f64;
-    }
-    o.push_str("# Out of bounds values : 0 OK\n");
-    let avg = if count_busbw > 0 {
-        sum_busbw / f64::from(count_busbw)
-    } else {
-        0.0
-    };
-    o.push_str(&format!("# Avg bus bandwidth    : {} \n#\n", fmt_g(avg)));
-    let setup_s = 3.0 + 0.02 * f64::from(n);
-    (o, setup_s + total_us * 1e-6)
+    o
 }
 
 /// Prefixes every line as `mpirun --tag-output` (`[1,0]<stdout>:`) or

@@ -59,6 +59,9 @@ pub struct Params {
     pub qp_timeout: u32,
     /// The positional argument: the server's address (client side only).
     pub server: Option<String>,
+    /// `--run_infinitely`: print the bandwidth of every `-D` window until
+    /// stopped (perftest's `run_iter_bw_infinitely` never returns by itself).
+    pub run_infinitely: bool,
 }
 
 /// What a run that stops early printed, and its exit status.
@@ -137,6 +140,7 @@ const LONG: &[(&str, bool, Option<char>)] = &[
     ("use_hugepages", false, None),
     ("odp", false, None),
     ("use_old_post_send", false, None),
+    ("run_infinitely", false, None),
 ];
 
 /// `strtol(s, NULL, 0)` with perftest's K/M suffixes for `-s`.
@@ -205,6 +209,7 @@ pub fn parse(argv: &[String]) -> Result<Params, Refusal> {
         cuda: None,
         qp_timeout: 14,
         server: None,
+        run_infinitely: false,
     };
     let mut opts: Vec<(String, Option<String>)> = Vec::new();
     let mut positional: Vec<String> = Vec::new();
@@ -327,11 +332,32 @@ pub fn parse(argv: &[String]) -> Result<Params, Refusal> {
             }
             "report_gbits" => p.gbits = true,
             "use_cuda" => p.cuda = Some(parse_c_int(&v).max(0) as u32),
+            "run_infinitely" => p.run_infinitely = true,
             _ => {}
         }
     }
     p.server = positional.into_iter().next();
     // force_dependecies(): exits directly, after a RESULT_LINE on stdout.
+    if p.run_infinitely {
+        let refuse = |msg: &str| Refusal {
+            stdout: RESULT_LINE.into(),
+            stderr: format!("{msg}\n"),
+            exit: 1,
+        };
+        if test == Test::Lat {
+            return Err(refuse(" run_infinitely exists only in BW tests for now."));
+        }
+        if p.bidir && verb == Verb::Send {
+            return Err(refuse(
+                " run_infinitely mode is not supported in SEND Bidirectional BW test",
+            ));
+        }
+        // It forces duration mode; the window is `-D`, DEF_DURATION (5 s)
+        // without one.
+        if p.duration.is_none() {
+            p.duration = Some(5);
+        }
+    }
     if p.duration.is_some() && p.all {
         let mut stdout = String::new();
         if test == Test::Bw {

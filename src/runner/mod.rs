@@ -112,18 +112,30 @@ fn line_rate(inv: &Inventory, test: &Test, step: &Step) -> Option<f64> {
     }
 }
 
+/// The commands of one step. With `series`, a step that can be read as a
+/// time series is built that way (a fault test's recovery is read from
+/// it): perftest bandwidth tools as `--run_infinitely` 1 s windows, nccl
+/// as `-N` cycles at the largest size; iperf3 always prints `-i`
+/// intervals, and latency tools have no series.
 fn build(
     inv: &Inventory,
     test: &Test,
     step: &Step,
     ports: &mut Ports,
+    series: bool,
 ) -> Result<StepCommands, String> {
     match (&test.kind, step) {
         (TestKind::Perftest(p), Step::Pair { a, b }) => {
-            perftest::command::pair_step(test, p, inv, *a, *b, ports)
+            let s = series
+                .then(|| perftest::command::series_for(test, p))
+                .flatten();
+            perftest::command::pair_step(test, p, inv, *a, *b, ports, s)
         }
         (TestKind::Perftest(p), Step::Incast(i)) => {
-            perftest::command::incast_step(test, p, inv, i.receiver, &i.senders, ports)
+            let s = series
+                .then(|| perftest::command::series_for(test, p))
+                .flatten();
+            perftest::command::incast_step(test, p, inv, i.receiver, &i.senders, ports, s)
         }
         (TestKind::Iperf(s), Step::Pair { a, b }) => {
             iperf::command::pair_step(test, s, inv, *a, *b, ports)
@@ -132,7 +144,8 @@ fn build(
             iperf::command::incast_step(test, s, inv, i.receiver, &i.senders, ports)
         }
         (TestKind::Nccl(n), Step::Collective(c)) => {
-            nccl::command::collective_step(test, n, inv, &c.nodes, &c.rails)
+            let s = series.then(|| nccl::command::series_for(test, n, inv, &c.nodes, &c.rails));
+            nccl::command::collective_step(test, n, inv, &c.nodes, &c.rails, s)
         }
         (kind, _) => Err(format!("{} tests cannot run this step yet", kind.label())),
     }
@@ -288,7 +301,7 @@ impl Engine<'_> {
         });
         let built: Vec<Result<StepCommands, String>> = round
             .iter()
-            .map(|s| build(self.inv, test, s, &mut ports))
+            .map(|s| build(self.inv, test, s, &mut ports, false))
             .collect();
         let mut batch: Vec<StepCommands> = built
             .iter()

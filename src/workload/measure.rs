@@ -18,8 +18,69 @@ pub struct Measurement {
     pub value: Option<f64>,
     pub failure: Option<FailureRecord>,
     pub details: serde_json::Value,
-    /// `(end of interval, value)` on the transport's clock, in the metric's unit.
+    /// `(t_s, value)`: the end of each interval on the transport clock (the
+    /// clock of `InvocationOutput::started_s`), and the metric over that
+    /// interval (Gb/s for perftest and iperf3, GB/s for nccl). A step with
+    /// several clients sums them ([`sum_series`]). Sorted by time; empty
+    /// when the tool printed no series.
     pub series: Vec<(f64, f64)>,
+}
+
+/// One client's intervals: `(start_s, end_s, value)` on the transport clock.
+pub type Spans = Vec<(f64, f64, f64)>;
+
+/// Sums the series of several clients on one grid: the intervals of the
+/// first client that has any. A grid interval is kept only where every
+/// client's intervals cover it completely, and each client contributes
+/// its time-weighted mean over it (its rate is constant within each of its
+/// own intervals), so misaligned clients are summed exactly and an edge
+/// where one client had not started (or had stopped) is dropped rather
+/// than shown as a dip. Points are the grid intervals' ends.
+pub fn sum_series(clients: &[Spans]) -> Vec<(f64, f64)> {
+    let clients: Vec<&Spans> = clients.iter().filter(|c| !c.is_empty()).collect();
+    let Some(grid) = clients.first() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    'grid: for &(a, b, _) in grid.iter() {
+        let len = b - a;
+        if len <= 0.0 {
+            continue;
+        }
+        let mut total = 0.0;
+        for c in &clients {
+            let mut covered = 0.0;
+            let mut integral = 0.0;
+            for &(s, e, v) in c.iter() {
+                let o = (e.min(b) - s.max(a)).max(0.0);
+                covered += o;
+                integral += v * o;
+            }
+            if covered < len * (1.0 - 1e-6) {
+                continue 'grid;
+            }
+            total += integral / len;
+        }
+        out.push((b, total));
+    }
+    out.sort_by(|x, y| x.0.total_cmp(&y.0));
+    out
+}
+
+/// Spans ending at `ended_s`, `d` seconds each, one per value in order: a
+/// stream of windows whose last one closed when the process was stopped.
+/// The partial window cut by the stop (0 to `d` s) is not known, so each
+/// end may be up to `d` late: a recovery read from it errs long, never short.
+fn spans_back_from(ended_s: f64, d: f64, values: &[f64]) -> Spans {
+    let n = values.len();
+    values
+        .iter()
+        .enumerate()
+        .map(|(k, &v)| {
+            let end = ended_s - (n - 1 - k) as f64 * d;
+            (end - d, end, v)
+        })
+        .collect()
 }
 
 fn record(f: &Failure, host: &str) -> FailureRecord {
@@ -83,7 +144,7 @@ fn tool_name(argv: &[String]) -> &str {
     let mut i = 0;
     while i < argv.len() {
         let w = argv[i].as_str();
-        if w == "numactl" || w == "timeout" || w == "env" || w == "setsid" {
+        if w == "numactl" || w == "timeout" || w == "env" || w == "setsid" || w == "stdbuf" {
             i += 1;
             while i < argv.len()
                 && (argv[i].starts_with('-')
@@ -130,8 +191,10 @@ pub fn perftest_step(
     let mut total = 0.0;
     let mut clients = 0;
     let mut facts = Vec::new();
+    let mut spans: Vec<Spans> = Vec::new();
     // Fabric failures win over infrastructure ones: they are the finding.
     let mut failures: Vec<FailureRecord> = Vec::new();
+    let windows = windows_of(cmds);
     for (inv, out) in cmds.invocations.iter().zip(outs) {
         let tool = tool_name(&inv.argv);
         if let Some(f) = out
@@ -148,15 +211,42 @@ pub fn perftest_step(
             killed_by_timeout: timed_out,
         };
         let text = text_of(out);
-        match perftest::parse(&text, &opts) {
+        let parsed = match (windows, inv.role) {
+            (Some(_), Role::Client) => perftest::parse_windows(&text, &opts),
+            _ => perftest::parse(&text, &opts),
+        };
+        match parsed {
             Ok(report) => {
+                if let (Some(d), Role::Client) = (windows, inv.role) {
+                    let v: Vec<f64> = report
+                        .rows
+                        .iter()
+                        .filter_map(|r| r.as_bw().and_then(|b| b.bw_avg_gbps))
+                        .collect();
+                    spans.push(spans_back_from(out.ended_s, d, &v));
+                }
                 if let Some(e) = &report.error {
-                    failures.push(record(e, &inv.host));
+                    // Stopping a --run_infinitely client closes its socket
+                    // while its server waits in the final handshake: that
+                    // failure is how every series run ends.
+                    let ended_by_client = windows.is_some()
+                        && inv.role == Role::Server
+                        && e.kind == crate::workload::failure::FailureKind::ConnectionRefused
+                        && e.message
+                            .to_ascii_lowercase()
+                            .contains("failed to exchange data");
+                    if !ended_by_client {
+                        failures.push(record(e, &inv.host));
+                    }
                     continue;
                 }
                 if inv.role == Role::Client {
                     clients += 1;
-                    match perftest_metric(&report, metric) {
+                    let value = match windows {
+                        Some(_) => window_metric(&report, metric),
+                        None => perftest_metric(&report, metric),
+                    };
+                    match value {
                         Some(v) => total += v,
                         None => failures.push(infra(
                             "metric_missing",
@@ -191,7 +281,42 @@ pub fn perftest_step(
         m.value = Some(total);
     }
     m.details = json!({ "clients": facts });
+    m.series = sum_series(&spans);
     m
+}
+
+/// The window length of a `--run_infinitely` step (its clients' `-D`,
+/// perftest's 5 s default without one), or `None` for a normal run.
+fn windows_of(cmds: &StepCommands) -> Option<f64> {
+    let client = cmds
+        .invocations
+        .iter()
+        .find(|i| i.role == Role::Client && i.argv.iter().any(|w| w == "--run_infinitely"))?;
+    Some(
+        flag_value(&client.argv, "-D")
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|d| *d > 0.0)
+            .unwrap_or(5.0),
+    )
+}
+
+/// A windowed run's value: the mean of its windows' averages (the run's
+/// average), or for the peak metric the best window (perftest measures no
+/// peak in this mode).
+fn window_metric(report: &perftest::PerftestReport, metric: Metric) -> Option<f64> {
+    let v: Vec<f64> = report
+        .rows
+        .iter()
+        .filter_map(|r| r.as_bw().and_then(|b| b.bw_avg_gbps))
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    match metric {
+        Metric::BwAvgGbps => Some(v.iter().sum::<f64>() / v.len() as f64),
+        Metric::BwPeakGbps => v.iter().copied().reduce(f64::max),
+        _ => None,
+    }
 }
 
 /// The value of `flag` in an argv (`-p 5201` gives `5201`).
@@ -212,6 +337,7 @@ pub fn iperf_step(cmds: &StepCommands, outs: &[InvocationOutput]) -> Measurement
     let mut clients = 0;
     let mut facts = Vec::new();
     let mut version = None;
+    let mut spans: Vec<Spans> = Vec::new();
     // Fabric failures win over infrastructure ones: they are the finding.
     let mut failures: Vec<FailureRecord> = Vec::new();
     for (inv, out) in cmds.invocations.iter().zip(outs) {
@@ -244,6 +370,16 @@ pub fn iperf_step(cmds: &StepCommands, outs: &[InvocationOutput]) -> Measurement
         match iperf::parse(&text, &opts) {
             Ok(report) => {
                 version = version.or(report.version.clone());
+                // Interval times count from the client's test start;
+                // `-O` warm-up intervals are not part of the series.
+                spans.push(
+                    report
+                        .intervals
+                        .iter()
+                        .filter(|i| !i.omitted)
+                        .map(|i| (out.started_s + i.start_s, out.started_s + i.end_s, i.gbps))
+                        .collect(),
+                );
                 let mut fact = serde_json::to_value(&report).unwrap_or_default();
                 if let Some(o) = fact.as_object_mut() {
                     o.insert("host".into(), json!(inv.host));
@@ -280,6 +416,7 @@ pub fn iperf_step(cmds: &StepCommands, outs: &[InvocationOutput]) -> Measurement
         m.value = Some(total);
     }
     m.details = json!({ "iperf3_version": version, "clients": facts });
+    m.series = sum_series(&spans);
     m
 }
 
@@ -352,10 +489,20 @@ pub fn nccl_step(
         ));
         return m;
     }
-    m.value = last.out_of_place.as_ref().and_then(|o| match metric {
+    let pick = |o: &nccl::NcclResult| match metric {
         Metric::AlgbwGbs => o.algbw_gbs,
         _ => o.busbw_gbs,
-    });
+    };
+    m.value = last.out_of_place.as_ref().and_then(pick);
+    if let Some(c) = cycles_of(&inv.argv) {
+        m.series = cycle_series(&report.rows, last.bytes, &c, out.ended_s, &pick);
+        // Several cycles: the value is the mean of every timed run, not the
+        // last one.
+        let v: Vec<f64> = m.series.iter().map(|p| p.1).collect();
+        if !v.is_empty() {
+            m.value = Some(v.iter().sum::<f64>() / v.len() as f64);
+        }
+    }
     if m.value.is_none() {
         m.failure = Some(infra(
             "metric_missing",
@@ -363,6 +510,72 @@ pub fn nccl_step(
         ));
     }
     m
+}
+
+/// What the series of an nccl-tests `-N` run needs from its command line.
+struct Cycles {
+    /// `-n` timed iterations per measurement (20 by default).
+    iters: f64,
+    /// `-m` operations aggregated per iteration (1 by default).
+    agg: f64,
+}
+
+/// `Some` when the launcher runs an nccl-tests binary with `-N` (or
+/// `--run_cycles`) above 1. Only words after the binary are read: mpirun
+/// has a `-N` of its own.
+fn cycles_of(argv: &[String]) -> Option<Cycles> {
+    let at = argv.iter().position(|w| {
+        let base = w.rsplit('/').next().unwrap_or(w);
+        base.ends_with("_perf")
+    })?;
+    let tool = &argv[at + 1..];
+    let value = |short: &str, long: &str| {
+        flag_value(tool, short)
+            .or_else(|| flag_value(tool, long))
+            .or_else(|| {
+                tool.iter()
+                    .find_map(|w| w.strip_prefix(long).and_then(|r| r.strip_prefix('=')))
+            })
+            .and_then(|v| v.parse::<f64>().ok())
+    };
+    let cycles = value("-N", "--run_cycles")?;
+    (cycles > 1.0).then(|| Cycles {
+        iters: value("-n", "--iters").unwrap_or(20.0).max(1.0),
+        agg: value("-m", "--agg_iters").unwrap_or(1.0).max(1.0),
+    })
+}
+
+/// The series of an nccl-tests `-N` run: for every row at `bytes` (one per
+/// cycle at a fixed size), two points, its out-of-place then its in-place
+/// run, each valued by `pick` (an outage inside either shows). nccl-tests
+/// prints no timestamps; a run took its `time` column (µs per operation)
+/// × iterations × aggregation, so the runs are laid back to back ending at
+/// the launcher's `ended_s`. Counting back from the end skips NCCL's
+/// start-up (seconds of bootstrap and communicator init) but not the
+/// teardown after the last row (typically well under a second) nor the
+/// untimed `-c` check runs: points may sit that much late.
+fn cycle_series(
+    rows: &[nccl::NcclRow],
+    bytes: u64,
+    c: &Cycles,
+    ended_s: f64,
+    pick: &dyn Fn(&nccl::NcclResult) -> Option<f64>,
+) -> Vec<(f64, f64)> {
+    let secs = |o: &nccl::NcclResult| o.time_us.unwrap_or(0.0) * c.iters * c.agg * 1e-6;
+    let mut t = ended_s;
+    let mut out = Vec::new();
+    for r in rows.iter().rev() {
+        for o in [&r.in_place, &r.out_of_place].into_iter().flatten() {
+            if r.bytes == bytes {
+                if let Some(v) = pick(o) {
+                    out.push((t, v));
+                }
+            }
+            t -= secs(o);
+        }
+    }
+    out.reverse();
+    out
 }
 
 #[cfg(test)]
@@ -548,6 +761,96 @@ mod tests {
     }
 
     #[test]
+    fn sum_series_uses_the_first_clients_grid_and_drops_uncovered_edges() {
+        // Client b starts 0.5 s later: its intervals straddle a's.
+        let a: Spans = vec![(0.0, 1.0, 10.0), (1.0, 2.0, 10.0), (2.0, 3.0, 4.0)];
+        let b: Spans = vec![(0.5, 1.5, 2.0), (1.5, 2.5, 6.0), (2.5, 3.5, 6.0)];
+        let s = sum_series(&[Vec::new(), a.clone(), b]);
+        // [0,1]: b covers only half of it, dropped. [1,2]: 10 + (2+6)/2.
+        // [2,3]: 4 + 6.
+        assert_eq!(s, vec![(2.0, 14.0), (3.0, 10.0)]);
+        // One client: its own series.
+        assert_eq!(sum_series(&[a]), vec![(1.0, 10.0), (2.0, 10.0), (3.0, 4.0)]);
+        assert!(sum_series(&[]).is_empty());
+    }
+
+    #[test]
+    fn iperf_incast_series_sums_the_clients_intervals() {
+        let cmds = iperf_pairs(2);
+        let mut c1 = out(
+            &iperf_fixture("iperf3-3.12-J-tcp-P1-i1-t3-loopback.json"),
+            "",
+            0,
+        );
+        let mut c2 = out(
+            &iperf_fixture("iperf3-3.12-J-tcp-P4-i1-t3-loopback.json"),
+            "",
+            0,
+        );
+        c1.started_s = 10.0;
+        c2.started_s = 10.0;
+        let outs = [out("", "", 0), out("", "", 0), c1.clone(), c2.clone()];
+        let m = iperf_step(&cmds, &outs);
+        let one = iperf_step(&iperf_pairs(1), &[out("", "", 0), c1]);
+        let other = iperf_step(&iperf_pairs(1), &[out("", "", 0), c2]);
+        assert_eq!(one.series.len(), 3, "{:?}", one.series);
+        // Interval ends on the transport clock: the client's start plus
+        // iperf3's own `end`.
+        assert!(
+            (one.series[0].0 - 11.000275).abs() < 1e-3,
+            "{:?}",
+            one.series
+        );
+        assert!(m.series.len() >= 2, "{:?}", m.series);
+        for (t, v) in &m.series {
+            let at = |s: &[(f64, f64)]| s.iter().find(|p| (p.0 - t).abs() < 1e-9).map(|p| p.1);
+            if let (Some(x), Some(y)) = (at(&one.series), at(&other.series)) {
+                assert!((v - (x + y)).abs() < 0.05 * v, "{v} vs {x} + {y}");
+            }
+        }
+    }
+
+    #[test]
+    fn nccl_cycles_lay_runs_back_to_back_from_the_end() {
+        let argv: Vec<String> = "mpirun -N 2 all_reduce_perf -b 1G -e 1G -n 10 -N 3"
+            .split(' ')
+            .map(String::from)
+            .collect();
+        let c = cycles_of(&argv).unwrap();
+        assert_eq!((c.iters, c.agg), (10.0, 1.0));
+        // mpirun's own -N is not nccl-tests'.
+        let argv: Vec<String> = "mpirun -N 2 all_reduce_perf -b 1G -e 1G"
+            .split(' ')
+            .map(String::from)
+            .collect();
+        assert!(cycles_of(&argv).is_none());
+        let run = |us: f64, bw: f64| nccl::NcclResult {
+            time_us: Some(us),
+            algbw_gbs: Some(bw / 2.0),
+            busbw_gbs: Some(bw),
+            wrong: None,
+            error: None,
+            error_flagged: false,
+        };
+        let row = |oop: f64| nccl::NcclRow {
+            bytes: 1 << 30,
+            count: None,
+            dtype: None,
+            redop: None,
+            root: None,
+            out_of_place: Some(run(100_000.0, oop)),
+            in_place: Some(run(100_000.0, oop)),
+        };
+        let rows = [row(40.0), row(10.0), row(40.0)];
+        let pick = |o: &nccl::NcclResult| o.busbw_gbs;
+        // Each run: 100 ms × 10 = 1 s.
+        let s = cycle_series(&rows, 1 << 30, &c, 20.0, &pick);
+        let t: Vec<f64> = s.iter().map(|p| p.0).collect();
+        assert_eq!(t, vec![15.0, 16.0, 17.0, 18.0, 19.0, 20.0]);
+        assert_eq!(s[2].1, 10.0);
+    }
+
+    #[test]
     fn tool_name_skips_wrappers() {
         let argv: Vec<String> = "numactl --cpunodebind=0 --membind=0 ib_write_bw -d mlx5_0"
             .split(' ')
@@ -559,5 +862,11 @@ mod tests {
             .map(String::from)
             .collect();
         assert_eq!(tool_name(&argv), "ib_read_lat");
+        let argv: Vec<String> =
+            "timeout --signal=INT --preserve-status 13 stdbuf -oL numactl --cpunodebind=0 ib_write_bw"
+                .split(' ')
+                .map(String::from)
+                .collect();
+        assert_eq!(tool_name(&argv), "ib_write_bw");
     }
 }

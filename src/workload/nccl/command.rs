@@ -71,11 +71,61 @@ pub fn nccl_env(
     Ok(env)
 }
 
-pub fn tool_args(spec: &NcclSpec) -> Vec<String> {
-    vec![
+/// A collective run as a time series: `-N <cycles>` (nccl-tests'
+/// `--run_cycles`, "run & print each cycle"; `TimeTest` in src/common.cu
+/// wraps the size loop in `do { … } while (--repeat)`) at one size (`-b X
+/// -e X`), so every cycle prints one result row for the largest size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Series {
+    pub cycles: u64,
+}
+
+/// The series for a fault test: enough cycles of `iters` operations at
+/// `max_bytes` to last about half the test's timeout at the rails' line
+/// rate (the rest is headroom for a slower fabric, NCCL's start-up and a
+/// fault's stall), between 2 and 1000.
+pub fn series_for(
+    test: &Test,
+    spec: &NcclSpec,
+    inv: &Inventory,
+    nodes: &[NodeId],
+    rails: &[u32],
+) -> Series {
+    let line_gbs: f64 = nodes
+        .first()
+        .map(|&n| {
+            inv.nodes[n]
+                .nics
+                .iter()
+                .filter(|&&c| rails.contains(&inv.nics[c].rail))
+                .map(|&c| f64::from(inv.nics[c].speed_gbps) / 8.0)
+                .sum()
+        })
+        .unwrap_or(0.0);
+    // A ring moves about 2x the message per rank for all_reduce, 1x for
+    // the others; both timed runs (out-of-place, in-place) count.
+    let factor = if spec.tool.binary() == "all_reduce_perf" {
+        2.0
+    } else {
+        1.0
+    };
+    let cycle_s = 2.0 * f64::from(spec.iters.max(1)) * spec.max_bytes.0 as f64 * factor
+        / (line_gbs.max(1.0) * 1e9);
+    let target = test.timeout.as_secs_f64() / 2.0;
+    Series {
+        cycles: ((target / cycle_s.max(1e-6)).ceil() as u64).clamp(2, 1000),
+    }
+}
+
+pub fn tool_args(spec: &NcclSpec, series: Option<Series>) -> Vec<String> {
+    let min = match series {
+        Some(_) => spec.max_bytes.0,
+        None => spec.min_bytes.0,
+    };
+    let mut a: Vec<String> = vec![
         spec.tool.binary().into(),
         "-b".into(),
-        format_size(spec.min_bytes.0),
+        format_size(min),
         "-e".into(),
         format_size(spec.max_bytes.0),
         "-f".into(),
@@ -88,7 +138,11 @@ pub fn tool_args(spec: &NcclSpec) -> Vec<String> {
         spec.warmup.to_string(),
         "-c".into(),
         if spec.check { "1" } else { "0" }.into(),
-    ]
+    ];
+    if let Some(s) = series {
+        a.extend(["-N".into(), s.cycles.max(1).to_string()]);
+    }
+    a
 }
 
 pub fn mpirun_argv(
@@ -96,8 +150,15 @@ pub fn mpirun_argv(
     inv: &Inventory,
     nodes: &[NodeId],
     env: &[(String, String)],
+    series: Option<Series>,
 ) -> Vec<String> {
-    mpirun(inv, nodes, spec.gpus_per_node, env, &tool_args(spec))
+    mpirun(
+        inv,
+        nodes,
+        spec.gpus_per_node,
+        env,
+        &tool_args(spec, series),
+    )
 }
 
 /// OpenMPI's launcher for `program` with `per_node` ranks on each node:
@@ -159,13 +220,16 @@ pub fn collective_step(
     inv: &Inventory,
     nodes: &[NodeId],
     rails: &[u32],
+    series: Option<Series>,
 ) -> Result<StepCommands, String> {
     let env = nccl_env(spec, inv, nodes, rails)?;
     let (argv, env) = match spec.launcher {
-        crate::config::suite::Launcher::Mpirun => (mpirun_argv(spec, inv, nodes, &env), Vec::new()),
+        crate::config::suite::Launcher::Mpirun => {
+            (mpirun_argv(spec, inv, nodes, &env, series), Vec::new())
+        }
         // srun's --export splits on commas and NCCL_IB_HCA has commas, so the
         // variables travel in srun's own environment with --export=ALL.
-        crate::config::suite::Launcher::Srun => (srun_argv(spec, inv, nodes), env),
+        crate::config::suite::Launcher::Srun => (srun_argv(spec, inv, nodes, series), env),
     };
     Ok(StepCommands {
         invocations: vec![Invocation {
@@ -180,7 +244,12 @@ pub fn collective_step(
 }
 
 /// Slurm's launcher: `srun -N n -w hosts --ntasks-per-node=G --export=ALL`.
-pub fn srun_argv(spec: &NcclSpec, inv: &Inventory, nodes: &[NodeId]) -> Vec<String> {
+pub fn srun_argv(
+    spec: &NcclSpec,
+    inv: &Inventory,
+    nodes: &[NodeId],
+    series: Option<Series>,
+) -> Vec<String> {
     let names: Vec<String> = nodes.iter().map(|&n| inv.nodes[n].name.clone()).collect();
     let mut a: Vec<String> = vec![
         "srun".into(),
@@ -191,7 +260,7 @@ pub fn srun_argv(spec: &NcclSpec, inv: &Inventory, nodes: &[NodeId]) -> Vec<Stri
         format!("--ntasks-per-node={}", spec.gpus_per_node),
         "--export=ALL".into(),
     ];
-    a.extend(tool_args(spec));
+    a.extend(tool_args(spec, series));
     a
 }
 
@@ -232,7 +301,7 @@ nodes:
         let TestKind::Nccl(spec) = &t.kind else {
             panic!()
         };
-        let step = collective_step(t, spec, &inv, &[0, 1], &[0, 1]).unwrap();
+        let step = collective_step(t, spec, &inv, &[0, 1], &[0, 1], None).unwrap();
         let argv = &step.invocations[0].argv;
         let line = argv.join(" ");
         let at = |w: &str| argv.iter().position(|a| a == w).unwrap();
@@ -263,7 +332,7 @@ nodes:
         let TestKind::Nccl(spec) = &t.kind else {
             panic!()
         };
-        let step = collective_step(t, spec, &inv, &[0, 1], &[0, 1]).unwrap();
+        let step = collective_step(t, spec, &inv, &[0, 1], &[0, 1], None).unwrap();
         let i = &step.invocations[0];
         assert_eq!(
             i.argv.join(" "),
@@ -276,5 +345,18 @@ nodes:
             .env
             .contains(&("NCCL_SOCKET_IFNAME".to_string(), "eth0".to_string())));
         assert_eq!(i.host, "localhost");
+        // Series mode: one size, -N cycles.
+        let series = series_for(t, spec, &inv, &[0, 1], &[0, 1]);
+        assert!(series.cycles >= 2, "{series:?}");
+        let step =
+            collective_step(t, spec, &inv, &[0, 1], &[0, 1], Some(Series { cycles: 40 })).unwrap();
+        assert!(
+            step.invocations[0]
+                .argv
+                .join(" ")
+                .ends_with("all_reduce_perf -b 1G -e 1G -f 2 -g 1 -n 20 -w 5 -c 1 -N 40"),
+            "{}",
+            step.invocations[0].argv.join(" ")
+        );
     }
 }

@@ -13,6 +13,39 @@ use crate::workload::ports::Ports;
 /// (see [`Ports`]).
 pub const BASE_PORT: u16 = 18515;
 
+/// A bandwidth test run as a time series: `--run_infinitely -D
+/// <interval_s>` prints one result row per window (perftest's SIGALRM
+/// handler `catch_alarm_infintely` calls `print_report_bw` and re-arms
+/// `alarm(duration)`, so windows are whole seconds), and the loop
+/// (`run_iter_bw_infinitely`, a `while (1)`) never returns: the client is
+/// stopped by `timeout --signal=INT --preserve-status <total_s>`, exit
+/// 130. perftest has no SIGINT handler, so `stdbuf -oL` line-buffers its
+/// stdout: without it the windows printed into a pipe die in the buffer.
+/// The server waits in its final handshake and fails it (" Failed to
+/// exchange data between server and clients", exit 1) when the client's
+/// socket closes; the measurement expects that.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Series {
+    /// Seconds per window (`-D`), at least 1.
+    pub interval_s: u64,
+    /// Seconds from the client's start to the SIGINT.
+    pub total_s: u64,
+}
+
+impl Series {
+    /// The client's words in front of the tool.
+    fn wrapper(&self) -> Vec<String> {
+        vec![
+            "timeout".into(),
+            "--signal=INT".into(),
+            "--preserve-status".into(),
+            self.total_s.to_string(),
+            "stdbuf".into(),
+            "-oL".into(),
+        ]
+    }
+}
+
 /// The GID index to pass with `-x`. `discover` is resolved by the transport's
 /// preflight; until it has been, the inventory must give a number.
 pub fn gid_index(inv: &Inventory, nic: NicId) -> Result<u32, String> {
@@ -31,6 +64,7 @@ fn args(
     inv: &Inventory,
     nic: NicId,
     port: u16,
+    series: Option<Series>,
 ) -> Result<Vec<String>, String> {
     let n = &inv.nics[nic];
     let mut a = Vec::new();
@@ -53,12 +87,18 @@ fn args(
     if spec.tool.is_bw() {
         a.push("--report_gbits".into());
     }
-    if spec.all_sizes {
+    if spec.all_sizes && series.is_none() {
         a.push("-a".into());
     } else if let Some(s) = spec.size {
         a.extend(["-s".into(), s.0.to_string()]);
     }
-    if let Some(d) = spec.duration {
+    if let Some(s) = series {
+        a.extend([
+            "--run_infinitely".into(),
+            "-D".into(),
+            s.interval_s.max(1).to_string(),
+        ]);
+    } else if let Some(d) = spec.duration {
         a.extend(["-D".into(), d.0.as_secs().max(1).to_string()]);
     } else if let Some(n) = spec.iterations {
         a.extend(["-n".into(), n.to_string()]);
@@ -96,7 +136,8 @@ fn server_address(spec: &PerftestSpec, inv: &Inventory, server: NicId) -> String
     inv.nodes[n.node].address.clone()
 }
 
-/// One server/client pair: `server` listens, `client` connects.
+/// One server/client pair: `server` listens, `client` connects; with
+/// `series`, the client runs `--run_infinitely` windows until stopped.
 pub fn pair(
     test: &Test,
     spec: &PerftestSpec,
@@ -104,18 +145,20 @@ pub fn pair(
     server: NicId,
     client: NicId,
     ports: &mut Ports,
+    series: Option<Series>,
 ) -> Result<Vec<Invocation>, String> {
     let port = ports.next(inv.nics[server].node);
     let host = |nic: NicId| inv.nodes[inv.nics[nic].node].name.clone();
     let s = Invocation {
         host: host(server),
-        argv: args(spec, inv, server, port)?,
+        argv: args(spec, inv, server, port, series)?,
         env: Vec::new(),
         role: Role::Server,
         timeout: test.timeout,
         at: std::time::Duration::ZERO,
     };
-    let mut cargv = args(spec, inv, client, port)?;
+    let mut cargv = series.map(|s| s.wrapper()).unwrap_or_default();
+    cargv.extend(args(spec, inv, client, port, series)?);
     cargv.push(server_address(spec, inv, server));
     let c = Invocation {
         host: host(client),
@@ -135,9 +178,10 @@ pub fn pair_step(
     server: NicId,
     client: NicId,
     ports: &mut Ports,
+    series: Option<Series>,
 ) -> Result<StepCommands, String> {
     Ok(StepCommands {
-        invocations: pair(test, spec, inv, server, client, ports)?,
+        invocations: pair(test, spec, inv, server, client, ports, series)?,
     })
 }
 
@@ -149,8 +193,31 @@ pub fn incast_step(
     receiver: NicId,
     senders: &[NicId],
     ports: &mut Ports,
+    series: Option<Series>,
 ) -> Result<StepCommands, String> {
-    crate::workload::incast(senders, |s| pair(test, spec, inv, receiver, s, ports))
+    crate::workload::incast(senders, |s| {
+        pair(test, spec, inv, receiver, s, ports, series)
+    })
+}
+
+/// The series a fault test reads from a bandwidth tool: 1 s windows over
+/// the test's duration plus perftest's connection setup (about 2 s), or
+/// half the test's timeout without a duration; always ending 5 s before
+/// the timeout so the transport never kills the client itself. `None` for
+/// latency tools (perftest refuses `--run_infinitely` there).
+pub fn series_for(test: &Test, spec: &PerftestSpec) -> Option<Series> {
+    if !spec.tool.is_bw() {
+        return None;
+    }
+    let limit = test.timeout.as_secs();
+    let want = match spec.duration {
+        Some(d) => d.0.as_secs().max(1) + 3,
+        None => limit / 2,
+    };
+    Some(Series {
+        interval_s: 1,
+        total_s: want.min(limit.saturating_sub(5)).max(2),
+    })
 }
 
 #[cfg(test)]
@@ -180,7 +247,7 @@ mod tests {
             panic!()
         };
         let mut ports = Ports::starting_at(BASE_PORT);
-        let step = pair_step(t, spec, &inv, 0, 2, &mut ports).unwrap();
+        let step = pair_step(t, spec, &inv, 0, 2, &mut ports, None).unwrap();
         assert_eq!(
             step.invocations[0].command_line(),
             "numactl --cpunodebind=0 --membind=0 ib_write_bw -d mlx5_0 -i 1 -x 3 -p 18515 -F --report_gbits -s 1048576 -D 10 -q 8"
@@ -190,7 +257,20 @@ mod tests {
             .command_line()
             .ends_with("-q 8 gpu001.mgmt"));
         // A second server on the same host gets the next port.
-        let again = pair_step(t, spec, &inv, 1, 3, &mut ports).unwrap();
+        let again = pair_step(t, spec, &inv, 1, 3, &mut ports, None).unwrap();
         assert!(again.invocations[0].argv.contains(&"18516".to_string()));
+        // Series mode: windows of 1 s, the client stopped by SIGINT.
+        let series = series_for(t, spec).unwrap();
+        assert_eq!(series.interval_s, 1);
+        assert_eq!(series.total_s, 13);
+        let step = pair_step(t, spec, &inv, 0, 2, &mut ports, Some(series)).unwrap();
+        assert_eq!(
+            step.invocations[0].command_line(),
+            "numactl --cpunodebind=0 --membind=0 ib_write_bw -d mlx5_0 -i 1 -x 3 -p 18517 -F --report_gbits -s 1048576 --run_infinitely -D 1 -q 8"
+        );
+        assert_eq!(
+            step.invocations[1].command_line(),
+            "timeout --signal=INT --preserve-status 13 stdbuf -oL numactl --cpunodebind=0 --membind=0 ib_write_bw -d mlx5_0 -i 1 -x 3 -p 18517 -F --report_gbits -s 1048576 --run_infinitely -D 1 -q 8 gpu001.mgmt"
+        );
     }
 }

@@ -221,7 +221,21 @@ pub fn parse(text: &str, opts: &PerftestParseOptions) -> Result<PerftestReport, 
     if text.trim_start().starts_with('{') {
         return parse_json(text, opts);
     }
-    parse_text(text, opts)
+    parse_text(text, opts, false)
+}
+
+/// Parses the client of a `--run_infinitely -D <s>` run: the banner, then
+/// one bandwidth row per window (`catch_alarm_infintely` calls
+/// `print_report_bw` on every SIGALRM), with no closing ruler when the run
+/// was stopped by a signal. Every row is a window, in order: unlike
+/// [`parse`], equal rows are kept (two windows can print the same numbers),
+/// so this must not be fed merged server and client streams. The peak
+/// column prints 0.00 in this mode (it forces `noPeak`) and reads as null.
+pub fn parse_windows(
+    text: &str,
+    opts: &PerftestParseOptions,
+) -> Result<PerftestReport, ParseError> {
+    parse_text(text, opts, true)
 }
 
 fn empty_report(format: &str) -> PerftestReport {
@@ -574,7 +588,11 @@ struct TextState {
     recognised: bool,
 }
 
-fn parse_text(text: &str, opts: &PerftestParseOptions) -> Result<PerftestReport, ParseError> {
+fn parse_text(
+    text: &str,
+    opts: &PerftestParseOptions,
+    keep_repeats: bool,
+) -> Result<PerftestReport, ParseError> {
     let lines = clean_lines(text);
     let mut st = TextState {
         report: empty_report("text"),
@@ -621,7 +639,7 @@ fn parse_text(text: &str, opts: &PerftestParseOptions) -> Result<PerftestReport,
         if let Some(table) = &st.table {
             if let Some(row) = read_row(t, table) {
                 let key = t.split_whitespace().collect::<Vec<_>>().join(" ");
-                if st.seen_rows.insert(key) {
+                if st.seen_rows.insert(key) || keep_repeats {
                     st.report.rows.push(row);
                 } else {
                     st.report.duplicate_rows_dropped += 1;
@@ -1163,6 +1181,39 @@ mod tests {
     fn garbage_is_an_error() {
         let e = parse("hello world\n", &PerftestParseOptions::default()).unwrap_err();
         assert!(e.to_string().contains("#bytes"), "{e}");
+    }
+
+    /// A `--run_infinitely -D 1` client stopped by SIGINT: the layout of
+    /// `print_report_bw` rows after the banner, no closing ruler. Two
+    /// windows print the same numbers; both are windows.
+    #[test]
+    fn windows_keep_equal_rows_in_order() {
+        let text = " WARNING: BW peak won't be measured in this run.\n\
+---------------------------------------------------------------------------------------\n\
+                    RDMA_Write BW Test\n\
+ Number of qps   : 1\t\tTransport type : IB\n\
+ Link type       : Ethernet\n\
+---------------------------------------------------------------------------------------\n\
+ #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n\
+ 1048576    46745            0.00               392.15\t\t   0.046745\n\
+ 1048576    46745            0.00               392.15\t\t   0.046745\n\
+ 1048576    2337             0.00               19.61\t\t   0.002337\n";
+        let opts = PerftestParseOptions::default();
+        let w = parse_windows(text, &opts).unwrap();
+        assert!(w.error.is_none(), "{:?}", w.error);
+        let avg: Vec<f64> = w
+            .rows
+            .iter()
+            .filter_map(|r| r.as_bw().and_then(|b| b.bw_avg_gbps))
+            .collect();
+        assert_eq!(avg, vec![392.15, 392.15, 19.61]);
+        assert!(w
+            .rows
+            .iter()
+            .all(|r| r.as_bw().unwrap().bw_peak_gbps.is_none()));
+        // The ordinary parser drops the repeat (merged server and client
+        // streams print the table twice).
+        assert_eq!(parse(text, &opts).unwrap().rows.len(), 2);
     }
 
     #[test]
