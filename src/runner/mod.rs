@@ -291,6 +291,7 @@ impl Engine<'_> {
         round: &[Step],
         names: &[String],
         (ri, rep): (usize, u32),
+        series: bool,
         extra: &[StepCommands],
         cancel: &Cancel,
         write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
@@ -301,7 +302,7 @@ impl Engine<'_> {
         });
         let built: Vec<Result<StepCommands, String>> = round
             .iter()
-            .map(|s| build(self.inv, test, s, &mut ports, false))
+            .map(|s| build(self.inv, test, s, &mut ports, series))
             .collect();
         let mut batch: Vec<StepCommands> = built
             .iter()
@@ -470,6 +471,7 @@ impl Engine<'_> {
                             round,
                             &names[ri],
                             (ri, rep),
+                            false,
                             &extra,
                             &cancel,
                             write_raw,
