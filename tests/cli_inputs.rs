@@ -913,6 +913,8 @@ fn plan_json_has_tests_coverage_and_estimate() {
         names,
         [
             "rail-bw",
+            "uplink-flap",
+            "leaf-reset",
             "mesh-bw",
             "rail-lat",
             "cross-leaf-bw",
@@ -948,7 +950,7 @@ fn validate_shipped_files() {
         out.ok();
         assert!(
             out.stdout.starts_with(
-                "ok: inventory inventory/emulated.yaml (16 nodes, 128 NICs, 20 switches, 256 links); suite suites/acceptance.yaml (5 tests)"
+                "ok: inventory inventory/emulated.yaml (16 nodes, 128 NICs, 20 switches, 256 links); suite suites/acceptance.yaml (7 tests)"
             ),
             "{args:?}: {}",
             out.dump()

@@ -198,7 +198,6 @@ fn the_lab_over_real_ssh() {
     the_dead_man_cleans_up_after_sigkill(&inv);
     mpirun_launches_across_the_lab(&inv);
     faults::faults_are_sent_measured_and_healed(tmp.path(), &inv);
-    faults::an_unmet_recovery_limit_fails_with_the_measured_time(tmp.path(), &inv);
     faults::sigkill_anywhere_then_recover_heals(tmp.path(), &inv);
 }
 

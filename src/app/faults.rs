@@ -35,12 +35,22 @@ fn list(open: &[Opened]) -> String {
         .collect()
 }
 
-/// The journal, locked, for a run on real devices; refused while it holds
-/// open faults.
-pub fn open_for_run(inv: &Inventory, given: Option<&str>, run: &str) -> Result<Control, AppError> {
+/// For a run on real devices: refused while the journal holds open
+/// faults; with faults to send, the journal, locked against another
+/// rocegate faulting the same fabric. A run without faults only reads it.
+pub fn open_for_run(
+    inv: &Inventory,
+    given: Option<&str>,
+    run: &str,
+    sends_faults: bool,
+) -> Result<Option<Control>, AppError> {
     let path = journal_path(inv, given)?;
-    let j = Journal::open(&path).map_err(AppError::Input)?;
-    let open = journal::open_faults(&j.entries().map_err(AppError::Input)?);
+    let j = if sends_faults {
+        Some(Journal::open(&path).map_err(AppError::Input)?)
+    } else {
+        None
+    };
+    let open = journal::open_faults(&journal::read(&path).map_err(AppError::Input)?);
     if !open.is_empty() {
         return Err(AppError::Input(format!(
             "{}: {} fault(s) on fabric {} are still open from an earlier run; the fabric is not in the state a run needs:\n{}run `rocegate recover -i {}` to heal them (add --journal {} if you gave one)",
@@ -52,7 +62,7 @@ pub fn open_for_run(inv: &Inventory, given: Option<&str>, run: &str) -> Result<C
             path.display()
         )));
     }
-    Ok(Control::new(j, run.to_string(), inv.fabric.name.clone()))
+    Ok(j.map(|j| Control::new(j, run.to_string(), inv.fabric.name.clone())))
 }
 
 /// After the engine, however it ended: heal what this run left open, and

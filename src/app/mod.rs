@@ -221,7 +221,7 @@ fn check_disruptive(
         .collect();
     if !refused.is_empty() {
         return Err(AppError::Input(format!(
-            "blast-radius limit: {}",
+            "refused before anything was touched: {}",
             refused.join("; ")
         )));
     }
@@ -268,11 +268,12 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
     // (a killed run) stops the run before anything is touched.
     let run_id = format!("{}-{}", stamp(started), std::process::id());
     let control = if faults::journaled(&i.inventory) {
-        Some(faults::open_for_run(
+        faults::open_for_run(
             &i.inventory,
             a.journal.as_deref(),
             &run_id,
-        )?)
+            !p.disruptions.is_empty(),
+        )?
     } else {
         None
     };

@@ -68,7 +68,8 @@ pub struct Disruption {
     pub dark_rails: Vec<u32>,
     /// Leaf–spine links taken down (capacity lost, nothing isolated).
     pub fabric_links_down: usize,
-    /// Why the blast-radius limit refuses it, if it does.
+    /// Why it is refused (the blast-radius limit, a switch no driver of
+    /// this build can change), if it is.
     pub refused: Option<String>,
 }
 
@@ -295,6 +296,10 @@ pub fn disruption(
         .collect();
     let limit = &inv.fabric.blast_radius;
     let mut refused = Vec::new();
+    // A device no driver of this build can change is refused up front.
+    if let Err(e) = crate::fault::target(inv, f) {
+        refused.push(e);
+    }
     if nics.len() as u32 > limit.max_isolated_nics {
         refused.push(format!(
             "isolates {} NICs, limit is {} (fabric.blast_radius.max_isolated_nics)",

@@ -161,7 +161,7 @@ pub fn to_text(plan: &Plan, suite: &Suite, inv: &Inventory) -> String {
             }
             out += "\n";
             if let Some(r) = &d.refused {
-                out += &format!("    REFUSED by the blast-radius limit: {r}\n");
+                out += &format!("    REFUSED: {r}\n");
             }
         }
     }

@@ -156,6 +156,11 @@ impl Engine<'_> {
         for s in sinks.iter_mut() {
             s.round_started(&test.name, 0, 1, 0, round.len());
         }
+        // The series must outlast the fault and the recovery it allows.
+        let cover = (fault::starts(f).last().copied().unwrap_or_default() + f.duration)
+            .as_secs_f64()
+            + test.expect.recovers_within.map_or(10.0, |s| s.secs_f64())
+            + 3.0;
         let samp = sampler::plan(self.inv, work, round);
         let sampler_steps: Vec<StepCommands> = samp.iter().map(|s| s.step.clone()).collect();
         let (r, delivered) = match (self.faults, &prior) {
@@ -168,7 +173,7 @@ impl Engine<'_> {
                         round,
                         &names,
                         (0, 0),
-                        true,
+                        Some(cover),
                         &sampler_steps,
                         cancel,
                         write_raw,
@@ -203,7 +208,7 @@ impl Engine<'_> {
                         round,
                         &names,
                         (0, 0),
-                        true,
+                        Some(cover),
                         &extra,
                         cancel,
                         write_raw,
@@ -248,6 +253,13 @@ impl Engine<'_> {
             t_end = t_end.max(sample.ended_s);
             records.push(Record::Sample(sample));
         }
+        let round_t0 = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Sample(s) => Some(s.started_s),
+                _ => None,
+            })
+            .fold(t_start, f64::min);
         let problems: Vec<String> = delivered
             .refused
             .iter()
@@ -273,10 +285,18 @@ impl Engine<'_> {
                 message: problems.join("; "),
             }),
             raw,
+            // When each was sent, from the start of the workload's round.
             commands: delivered
                 .commands
                 .iter()
-                .map(|(i, o)| format!("{} (at {:.3} s): {}", i.host, o.started_s, i.command_line()))
+                .map(|(i, o)| {
+                    format!(
+                        "{} (at {:.1}s): {}",
+                        i.host,
+                        (o.started_s - round_t0).max(0.0),
+                        i.command_line()
+                    )
+                })
                 .collect(),
             hosts: vec![target.host.clone()],
             details: serde_json::json!({
@@ -354,13 +374,18 @@ impl Engine<'_> {
             ));
             Verdict::Pass
         };
-        // Recovery, from each completed step's series.
+        v.value = Some(failed_steps.len() as f64);
+        v.unit = Some("failed steps".into());
+        // Recovery, from each completed step's series: then the value is
+        // the recovery time.
         let within = test.expect.recovers_within.map(|s| s.secs_f64());
         let fraction = test.expect.min_fraction;
         if verdict == Verdict::Pass && (within.is_some() || fraction.is_some()) {
             let frac = fraction.unwrap_or(DEFAULT_FRACTION);
-            let (rv, msg, series) = judge_recovery(&completed, delivered.down_s, frac, within);
+            let (rv, msg, back, series) =
+                judge_recovery(&completed, delivered.down_s, frac, within);
             verdict = rv;
+            v.value = back;
             notes.push(msg);
             v.series = series;
             v.metric = Some("recovery_s".into());
@@ -390,12 +415,13 @@ fn judge_recovery(
     down_s: Option<f64>,
     fraction: f64,
     within: Option<f64>,
-) -> (Verdict, String, Vec<(f64, f64)>) {
+) -> (Verdict, String, Option<f64>, Series) {
     let pct = fraction * 100.0;
     let Some(down) = down_s else {
         return (
             Verdict::Error,
             "recovery cannot be judged: the fault was never sent".into(),
+            None,
             Vec::new(),
         );
     };
@@ -403,6 +429,7 @@ fn judge_recovery(
         return (
             Verdict::Error,
             "recovery cannot be judged: no step of the workload completed".into(),
+            None,
             Vec::new(),
         );
     }
@@ -434,6 +461,7 @@ fn judge_recovery(
         return (
             Verdict::Error,
             format!("recovery cannot be judged: {}", cannot.join("; ")),
+            None,
             Vec::new(),
         );
     }
@@ -441,6 +469,7 @@ fn judge_recovery(
         return (
             Verdict::Error,
             "recovery cannot be judged".into(),
+            None,
             Vec::new(),
         );
     };
@@ -474,7 +503,7 @@ fn judge_recovery(
             ),
         ),
     };
-    (verdict, msg, series.clone())
+    (verdict, msg, r.back_after, series.clone())
 }
 
 #[cfg(test)]
@@ -494,24 +523,26 @@ mod tests {
             ("a".to_string(), s(&[10.0, 10.0, 10.0, 10.0, 10.0, 10.0])),
             ("b".to_string(), s(&[10.0, 10.0, 0.0, 0.0, 10.0, 10.0])),
         ];
-        let (v, msg, series) = judge_recovery(&comps, Some(2.5), 0.9, Some(1.0));
+        let (v, msg, back, series) = judge_recovery(&comps, Some(2.5), 0.9, Some(1.0));
         assert_eq!(v, Verdict::Fail);
+        assert_eq!(back, Some(1.5));
         assert!(msg.contains("recovery: 1.5 s to get back to 90 %"), "{msg}");
         assert!(msg.contains("(limit 1.0 s"), "{msg}");
         assert!(msg.contains("b fell from 10.000 to 0.000 (0 %)"), "{msg}");
         assert_eq!(series, comps[1].1);
-        let (v, msg, _) = judge_recovery(&comps, Some(2.5), 0.9, Some(2.0));
+        let (v, msg, _, _) = judge_recovery(&comps, Some(2.5), 0.9, Some(2.0));
         assert_eq!(v, Verdict::Pass, "{msg}");
     }
 
     #[test]
     fn no_series_or_no_return_is_not_a_pass() {
         let comps = vec![("a".to_string(), Vec::new())];
-        let (v, msg, _) = judge_recovery(&comps, Some(2.0), 0.9, Some(5.0));
+        let (v, msg, _, _) = judge_recovery(&comps, Some(2.0), 0.9, Some(5.0));
         assert_eq!(v, Verdict::Error);
         assert!(msg.contains("a: its tool gave no time series"), "{msg}");
         let comps = vec![("a".to_string(), s(&[10.0, 10.0, 0.0, 0.0]))];
-        let (v, msg, _) = judge_recovery(&comps, Some(2.0), 0.5, None);
+        let (v, msg, back, _) = judge_recovery(&comps, Some(2.0), 0.5, None);
+        assert_eq!(back, None);
         assert_eq!(v, Verdict::Fail);
         assert!(msg.contains("not back to 50 %"), "{msg}");
     }

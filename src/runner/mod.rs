@@ -112,29 +112,26 @@ fn line_rate(inv: &Inventory, test: &Test, step: &Step) -> Option<f64> {
     }
 }
 
-/// The commands of one step. With `series`, a step that can be read as a
-/// time series is built that way (a fault test's recovery is read from
-/// it): perftest bandwidth tools as `--run_infinitely` 1 s windows, nccl
-/// as `-N` cycles at the largest size; iperf3 always prints `-i`
-/// intervals, and latency tools have no series.
+/// The commands of one step. With `series = Some(secs)`, a step that can
+/// be read as a time series is built that way and runs at least `secs`
+/// (a fault test's recovery is read from it): perftest bandwidth tools as
+/// `--run_infinitely` 1 s windows, nccl as `-N` cycles at the largest
+/// size; iperf3 always prints `-i` intervals, and latency tools have no
+/// series.
 fn build(
     inv: &Inventory,
     test: &Test,
     step: &Step,
     ports: &mut Ports,
-    series: bool,
+    series: Option<f64>,
 ) -> Result<StepCommands, String> {
     match (&test.kind, step) {
         (TestKind::Perftest(p), Step::Pair { a, b }) => {
-            let s = series
-                .then(|| perftest::command::series_for(test, p))
-                .flatten();
+            let s = series.and_then(|secs| perftest::command::series_for(test, p, secs));
             perftest::command::pair_step(test, p, inv, *a, *b, ports, s)
         }
         (TestKind::Perftest(p), Step::Incast(i)) => {
-            let s = series
-                .then(|| perftest::command::series_for(test, p))
-                .flatten();
+            let s = series.and_then(|secs| perftest::command::series_for(test, p, secs));
             perftest::command::incast_step(test, p, inv, i.receiver, &i.senders, ports, s)
         }
         (TestKind::Iperf(s), Step::Pair { a, b }) => {
@@ -144,7 +141,8 @@ fn build(
             iperf::command::incast_step(test, s, inv, i.receiver, &i.senders, ports)
         }
         (TestKind::Nccl(n), Step::Collective(c)) => {
-            let s = series.then(|| nccl::command::series_for(test, n, inv, &c.nodes, &c.rails));
+            let s = series
+                .map(|secs| nccl::command::series_for(test, n, inv, &c.nodes, &c.rails, secs));
             nccl::command::collective_step(test, n, inv, &c.nodes, &c.rails, s)
         }
         (kind, _) => Err(format!("{} tests cannot run this step yet", kind.label())),
@@ -291,7 +289,7 @@ impl Engine<'_> {
         round: &[Step],
         names: &[String],
         (ri, rep): (usize, u32),
-        series: bool,
+        series: Option<f64>,
         extra: &[StepCommands],
         cancel: &Cancel,
         write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
@@ -471,7 +469,7 @@ impl Engine<'_> {
                             round,
                             &names[ri],
                             (ri, rep),
-                            false,
+                            None,
                             &extra,
                             &cancel,
                             write_raw,

@@ -137,56 +137,6 @@ pub fn faults_are_sent_measured_and_healed(tmp: &Path, inv: &Path) {
     );
 }
 
-/// A recovery limit the fabric cannot meet fails, with the measured time.
-pub fn an_unmet_recovery_limit_fails_with_the_measured_time(tmp: &Path, inv: &Path) {
-    let suite = write(
-        tmp,
-        "strict.yaml",
-        r#"
-suite: {name: strict}
-defaults: {timeout: 30s}
-tests:
-  - name: tcp
-    iperf: {duration: 8s, streams: 1, interval: 1s}
-    pattern: cross-leaf
-    nodes: host[1,3]
-  - name: reset
-    fault:
-      leaf_reset: {switch: leaf2, mode: ports_down}
-      during: tcp
-      at: 3s
-      for: 2s
-    expect: {workload: may_fail, recovers_within: 1s, min_fraction: 0.8}
-"#,
-    );
-    let j = tmp.join("journal/strict.jsonl");
-    let out = tmp.join("strict");
-    let (code, recs, text) = run(&out, inv, &suite, &["--journal", j.to_str().unwrap()]);
-    assert_eq!(code, 1, "{text}");
-    let v = events(&recs, "verdict")
-        .into_iter()
-        .find(|v| v["test"] == "reset")
-        .cloned()
-        .unwrap();
-    assert_eq!(v["verdict"], "fail", "{v}");
-    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
-    // The outage alone is 2 s: the measured time is at least that.
-    let m = v["message"].as_str().unwrap();
-    let secs: f64 = m
-        .split("recovery: ")
-        .nth(1)
-        .and_then(|r| r.split(" s to get back").next())
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no measured time in {m}"));
-    assert!(secs >= 2.0, "{m}");
-    assert!(
-        junit.contains(&format!("recovery: {secs:.1} s to get back to 80 %")),
-        "{junit}"
-    );
-    assert!(junit.contains("(limit 1.0 s"), "{junit}");
-    assert_eq!(open_in(&j), 0);
-}
-
 /// A tiny seeded generator (the test must not depend on rocegate's).
 struct Lcg(u64);
 
@@ -242,16 +192,17 @@ fn start_until_fault(
         .arg(suite)
         .arg("--journal")
         .arg(j)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
     if let Some(f) = failpoint {
         cmd.env("ROCEGATE_FAILPOINT", f);
     }
     let mut child = cmd.spawn().expect("rocegate run");
-    let stdout = child.stdout.take().unwrap();
+    // Progress lines go to stderr.
+    let progress = child.stderr.take().unwrap();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+        for line in BufReader::new(progress).lines().map_while(Result::ok) {
             if line.contains("reset: round 1/1") {
                 let _ = tx.send(());
             }

@@ -81,15 +81,16 @@ pub struct Series {
 }
 
 /// The series for a fault test: enough cycles of `iters` operations at
-/// `max_bytes` to last about half the test's timeout at the rails' line
-/// rate (the rest is headroom for a slower fabric, NCCL's start-up and a
-/// fault's stall), between 2 and 1000.
+/// `max_bytes` to last `cover_s` at the rails' line rate, but never more
+/// than half the test's timeout (the rest is headroom for a slower fabric,
+/// NCCL's start-up and a fault's stall), between 2 and 1000.
 pub fn series_for(
     test: &Test,
     spec: &NcclSpec,
     inv: &Inventory,
     nodes: &[NodeId],
     rails: &[u32],
+    cover_s: f64,
 ) -> Series {
     let line_gbs: f64 = nodes
         .first()
@@ -111,7 +112,8 @@ pub fn series_for(
     };
     let cycle_s = 2.0 * f64::from(spec.iters.max(1)) * spec.max_bytes.0 as f64 * factor
         / (line_gbs.max(1.0) * 1e9);
-    let target = test.timeout.as_secs_f64() / 2.0;
+    // Long enough to cover `cover_s`, never more than half the timeout.
+    let target = cover_s.min(test.timeout.as_secs_f64() / 2.0);
     Series {
         cycles: ((target / cycle_s.max(1e-6)).ceil() as u64).clamp(2, 1000),
     }
@@ -346,7 +348,7 @@ nodes:
             .contains(&("NCCL_SOCKET_IFNAME".to_string(), "eth0".to_string())));
         assert_eq!(i.host, "localhost");
         // Series mode: one size, -N cycles.
-        let series = series_for(t, spec, &inv, &[0, 1], &[0, 1]);
+        let series = series_for(t, spec, &inv, &[0, 1], &[0, 1], 60.0);
         assert!(series.cycles >= 2, "{series:?}");
         let step =
             collective_step(t, spec, &inv, &[0, 1], &[0, 1], Some(Series { cycles: 40 })).unwrap();

@@ -205,15 +205,16 @@ pub fn incast_step(
 /// half the test's timeout without a duration; always ending 5 s before
 /// the timeout so the transport never kills the client itself. `None` for
 /// latency tools (perftest refuses `--run_infinitely` there).
-pub fn series_for(test: &Test, spec: &PerftestSpec) -> Option<Series> {
+pub fn series_for(test: &Test, spec: &PerftestSpec, cover_s: f64) -> Option<Series> {
     if !spec.tool.is_bw() {
         return None;
     }
     let limit = test.timeout.as_secs();
-    let want = match spec.duration {
+    let base = match spec.duration {
         Some(d) => d.0.as_secs().max(1) + 3,
         None => limit / 2,
     };
+    let want = base.max(cover_s.ceil() as u64);
     Some(Series {
         interval_s: 1,
         total_s: want.min(limit.saturating_sub(5)).max(2),
@@ -260,7 +261,7 @@ mod tests {
         let again = pair_step(t, spec, &inv, 1, 3, &mut ports, None).unwrap();
         assert!(again.invocations[0].argv.contains(&"18516".to_string()));
         // Series mode: windows of 1 s, the client stopped by SIGINT.
-        let series = series_for(t, spec).unwrap();
+        let series = series_for(t, spec, 0.0).unwrap();
         assert_eq!(series.interval_s, 1);
         assert_eq!(series.total_s, 13);
         let step = pair_step(t, spec, &inv, 0, 2, &mut ports, Some(series)).unwrap();

@@ -1,0 +1,353 @@
+//! Faults through the CLI without the lab: on the emulated pod (recovery
+//! read from the workloads' time series, nothing journaled), the
+//! interlocks that refuse before anything is touched, and `rocegate
+//! recover` healing a journal through the `local` transport.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn rocegate(state: &Path) -> Command {
+    let mut c = Command::cargo_bin("rocegate").expect("binary is built");
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    // The default journal lives under the user's state directory: point it
+    // at the test's own.
+    c.env("XDG_STATE_HOME", state);
+    c
+}
+
+fn records(out: &Path) -> Vec<Value> {
+    std::fs::read_to_string(out.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn fault_verdicts(recs: &[Value]) -> Vec<&Value> {
+    recs.iter()
+        .filter(|r| r["event"] == "verdict" && r["kind"] == "fault")
+        .collect()
+}
+
+/// The acceptance suite's uplink flap and leaf reset on the healthy
+/// emulated pod: both survived, with the measured recovery in the
+/// message, every later test passing, and no journal written.
+#[test]
+fn the_healthy_pod_survives_the_acceptance_faults() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let state = tmp.path().join("state");
+    let o = rocegate(&state)
+        .args(["run", "--progress", "none", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let recs = records(&out);
+    let faults = fault_verdicts(&recs);
+    let names: Vec<&str> = faults.iter().map(|v| v["test"].as_str().unwrap()).collect();
+    assert_eq!(names, ["uplink-flap", "leaf-reset"]);
+    for v in &faults {
+        let m = v["message"].as_str().unwrap();
+        assert_eq!(v["verdict"], "pass", "{m}");
+        assert!(m.contains("recovery: back to"), "{m}");
+        assert_eq!(v["unit"], "s", "{v}");
+    }
+    // The reset stopped routing for 5 s: traffic cannot be back sooner.
+    let reset = faults[1];
+    let back: f64 = reset["message"]
+        .as_str()
+        .unwrap()
+        .split("pre-fault level ")
+        .nth(1)
+        .and_then(|r| r.split(" s after").next())
+        .and_then(|s| s.parse().ok())
+        .unwrap();
+    assert!((5.0..=15.0).contains(&back), "{reset}");
+    // Every test after the faults passed.
+    let after: Vec<&Value> = recs
+        .iter()
+        .skip_while(|r| r["test"] != "leaf-reset" || r["event"] != "verdict")
+        .filter(|r| r["event"] == "verdict")
+        .skip(1)
+        .collect();
+    assert!(after.len() > 100, "{}", after.len());
+    assert!(after
+        .iter()
+        .all(|v| v["verdict"] == "pass" || v["verdict"] == "warn"));
+    // Emulated faults never touch a journal, so they never block a run.
+    assert!(!state.exists(), "an emulated run wrote {}", state.display());
+}
+
+const STRICT: &str = "\
+suite: {name: strict}
+tests:
+  - name: allreduce
+    nccl: {tool: all_reduce_perf, min_bytes: 8G, max_bytes: 8G, gpus_per_node: 8}
+    pattern: all-nodes
+    timeout: 600s
+    expect: {min: 30}
+  - name: reset
+    fault:
+      leaf_reset: {switch: r0-leaf2, mode: routing_restart}
+      during: allreduce
+      at: 20s
+      for: 5s
+    expect: {workload: completes, recovers_within: 2s, min_fraction: 0.9}
+";
+
+/// A recovery limit the pod cannot meet fails, and the JUnit message
+/// carries the measured recovery time and the limit.
+#[test]
+fn an_unmet_recovery_limit_fails_with_the_measured_time_in_junit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = tmp.path().join("strict.yaml");
+    std::fs::write(&suite, STRICT).unwrap();
+    let out = tmp.path().join("run");
+    let o = rocegate(tmp.path())
+        .args(["run", "--progress", "none", "-s"])
+        .arg(&suite)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let recs = records(&out);
+    let v = fault_verdicts(&recs)[0];
+    assert_eq!(v["verdict"], "fail", "{v}");
+    let m = v["message"].as_str().unwrap();
+    let secs: f64 = m
+        .split("recovery: ")
+        .nth(1)
+        .and_then(|r| r.split(" s to get back").next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no measured time: {m}"));
+    assert!(secs >= 5.0, "a 5 s outage cannot recover in {secs} s: {m}");
+    let value = v["value"].as_f64().unwrap();
+    assert!(
+        (value - secs).abs() < 0.051,
+        "the value is the recovery time: {v}"
+    );
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert!(
+        junit.contains(&format!("recovery: {secs:.1} s to get back to 90 %")),
+        "{junit}"
+    );
+    assert!(junit.contains("(limit 2.0 s"), "{junit}");
+}
+
+fn production_inventory(dir: &Path) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("inventory/emulated.yaml"),
+    )
+    .unwrap()
+    .replace("environment: lab", "environment: production");
+    let p = dir.join("prod.yaml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Production refuses disruptive faults without the flag, before any run
+/// directory exists; `plan` shows what each fault would isolate; with the
+/// flag the run goes ahead.
+#[test]
+fn production_refuses_faults_without_the_flag_and_plan_shows_the_blast_radius() {
+    let tmp = tempfile::tempdir().unwrap();
+    let inv = production_inventory(tmp.path());
+    let out = tmp.path().join("run");
+    let o = rocegate(tmp.path())
+        .args(["run", "--only", "uplink-flap", "-i"])
+        .arg(&inv)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("environment: production") && err.contains("--allow-disruptive"),
+        "{err}"
+    );
+    assert!(!out.exists(), "refused, yet it created {}", out.display());
+
+    let o = rocegate(tmp.path())
+        .args(["plan", "-i"])
+        .arg(&inv)
+        .output()
+        .unwrap();
+    let plan = String::from_utf8_lossy(&o.stdout);
+    assert!(plan.contains("disruptive steps:"), "{plan}");
+    assert!(
+        plan.contains("leaf-reset: leaf_reset (routing_restart) on r0-leaf2 during allreduce; isolates 8 NIC(s)"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains(
+            "uplink-flap: link_flap on r0-leaf1:swp9 during cross-leaf-bw; isolates no NIC"
+        ),
+        "{plan}"
+    );
+
+    let o = rocegate(tmp.path())
+        .args([
+            "run",
+            "--progress",
+            "none",
+            "--only",
+            "uplink-flap",
+            "--allow-disruptive",
+            "-i",
+        ])
+        .arg(&inv)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// A switch whose driver this build cannot change is refused at plan time.
+#[test]
+fn a_switch_without_a_built_driver_is_refused_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("inventory/emulated.yaml"),
+    )
+    .unwrap()
+    .replace("driver: linux", "driver: eos");
+    let inv = tmp.path().join("eos.yaml");
+    std::fs::write(&inv, text).unwrap();
+    let o = rocegate(tmp.path())
+        .args(["run", "--only", "uplink-flap", "-i"])
+        .arg(&inv)
+        .arg("--out")
+        .arg(tmp.path().join("run"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("switch r0-leaf1: the eos switch driver is designed"),
+        "{err}"
+    );
+}
+
+const LOCAL: &str = "\
+fabric:
+  name: loopback-faults
+  environment: lab
+  rails: 1
+  roce: {pfc_priority: 3, dscp_roce: 26, dscp_cnp: 48, dcqcn: false, mtu: 4096}
+transport: local
+nodes:
+  - hosts: lo[1-2]
+    nics:
+      - {device: lo, netdev: lo, gid_index: 0, rail: 0, speed_gbps: 100, address: '127.0.0.{index}'}
+";
+
+/// `recover` runs each open fault's undo through the inventory's transport,
+/// newest first, marks it healed, and a run is refused until it has.
+#[test]
+fn recover_heals_what_the_journal_holds_open() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let inv = d.join("inv.yaml");
+    std::fs::write(&inv, LOCAL).unwrap();
+    let marks = d.join("marks");
+    let journal = d.join("j.jsonl");
+    let open = |id: &str, undo: &str| {
+        serde_json::json!({
+            "event": "opened", "id": id, "run": "r1", "pid": 1, "at": "2026-11-22T02:00:00Z",
+            "fabric": "loopback-faults", "test": "t", "host": "lo1", "what": format!("lo1: {id}"),
+            "prior": "up", "undo": ["sh", "-c", undo]
+        })
+        .to_string()
+    };
+    let lines = [
+        open("a", &format!("echo a >> {}", marks.display())),
+        open("b", &format!("echo b >> {}", marks.display())),
+        serde_json::json!({"event": "healed", "id": "a", "at": "x", "by": "run"}).to_string(),
+        open("c", &format!("echo c >> {}", marks.display())),
+    ];
+    std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
+
+    // A run on that fabric refuses, and says how to fix it.
+    let suite = d.join("s.yaml");
+    std::fs::write(
+        &suite,
+        "suite: {name: s}\ntests:\n  - {name: t, iperf: {duration: 1s}, pattern: rail-pairs, expect: {min: 0.01}}\n",
+    )
+    .unwrap();
+    let o = rocegate(d)
+        .args(["run", "-i"])
+        .arg(&inv)
+        .arg("-s")
+        .arg(&suite)
+        .arg("--journal")
+        .arg(&journal)
+        .arg("--out")
+        .arg(d.join("run"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("2 fault(s) on fabric loopback-faults are still open"),
+        "{err}"
+    );
+    assert!(err.contains("rocegate recover"), "{err}");
+
+    let o = rocegate(d)
+        .args(["recover", "-i"])
+        .arg(&inv)
+        .arg("--journal")
+        .arg(&journal)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{said}");
+    // Newest first; the healed one not again.
+    assert_eq!(std::fs::read_to_string(&marks).unwrap(), "c\nb\n");
+    assert!(said.contains("all 2 healed"), "{said}");
+    let healed = std::fs::read_to_string(&journal).unwrap();
+    assert_eq!(healed.matches("\"by\":\"recover\"").count(), 2, "{healed}");
+
+    let o = rocegate(d)
+        .args(["recover", "-i"])
+        .arg(&inv)
+        .arg("--journal")
+        .arg(&journal)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("no open faults"));
+
+    // An undo that keeps failing stays open, and recover says so.
+    std::fs::write(&journal, open("d", "echo nope >&2; exit 3") + "\n").unwrap();
+    let o = rocegate(d)
+        .args(["recover", "-i"])
+        .arg(&inv)
+        .arg("--journal")
+        .arg(&journal)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(3), "{said}");
+    assert!(said.contains("OPEN     d lo1: d: exit 3: nope"), "{said}");
+}
