@@ -53,7 +53,7 @@ pub fn open_for_run(
     let open = journal::open_faults(&journal::read(&path).map_err(AppError::Input)?);
     if !open.is_empty() {
         return Err(AppError::Input(format!(
-            "{}: {} fault(s) on fabric {} are still open from an earlier run; the fabric is not in the state a run needs:\n{}run `rocegate recover -i {}` to heal them (add --journal {} if you gave one)",
+            "{}: {} fault(s) on fabric {} are still open, from a run that was killed (or one running now: see its pid); the fabric is not in the state a run needs:\n{}heal them with `rocegate recover -i {} --journal {}`",
             path.display(),
             open.len(),
             inv.fabric.name,
@@ -71,8 +71,16 @@ pub fn heal_after_run(
     rt: &tokio::runtime::Runtime,
     transport: &dyn crate::exec::Transport,
     ctl: &Control,
+    inventory: &str,
 ) -> Result<(), String> {
-    let healed = rt.block_on(live::heal_open(transport, ctl, Some(&ctl.run), "run"))?;
+    let mine = ctl.mine();
+    if !mine.is_empty() {
+        eprintln!(
+            "rocegate: healing {} fault(s) this run left open; do not kill -9 now",
+            mine.len()
+        );
+    }
+    let healed = rt.block_on(live::heal(transport, ctl, mine, "run"));
     let mut still = Vec::new();
     for h in healed {
         match h.result {
@@ -83,8 +91,15 @@ pub fn heal_after_run(
     if still.is_empty() {
         return Ok(());
     }
+    let journal = ctl
+        .journal
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .path()
+        .display()
+        .to_string();
     Err(format!(
-        "FAULTS STILL OPEN on fabric {}: {}; run `rocegate recover` once the devices answer",
+        "FAULTS STILL OPEN on fabric {}: {}; fix what stops the undo (the device does not answer? the journal cannot be written?), then run `rocegate recover -i {inventory} --journal {journal}`",
         ctl.fabric,
         still.join("; ")
     ))
@@ -114,9 +129,7 @@ pub fn recover(a: &RecoverArgs) -> Result<i32, AppError> {
     );
     let transport = super::remote::transport(&inv, 1, 0.0, None)?;
     let rt = super::remote::runtime()?;
-    let healed = rt
-        .block_on(live::heal_open(transport.as_ref(), &ctl, None, "recover"))
-        .map_err(AppError::Incomplete)?;
+    let healed = rt.block_on(live::heal(transport.as_ref(), &ctl, open, "recover"));
     let mut left = 0;
     for h in &healed {
         match &h.result {

@@ -344,9 +344,9 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
             engine.run(cancel_rx, &mut all, &mut write_raw).await
         })
     }));
-    let unhealed = control
-        .as_ref()
-        .and_then(|c| faults::heal_after_run(&rt, transport.as_ref(), c).err());
+    let unhealed = control.as_ref().and_then(|c| {
+        faults::heal_after_run(&rt, transport.as_ref(), c, &i.inventory.source.path).err()
+    });
     let outcome = match run {
         Ok(o) => o,
         Err(panic) => {

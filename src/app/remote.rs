@@ -64,21 +64,42 @@ pub(super) fn cancel_on_signal(
 ) -> crate::exec::Cancel {
     let (tx, rx) = tokio::sync::watch::channel(false);
     rt.spawn(async move {
-        let mut term =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        use tokio::signal::unix::{signal, SignalKind};
+        // SIGHUP too: a dropped ssh session to the controller must not
+        // kill a run that has ports down without healing them.
+        let mut others: Vec<_> = [
+            SignalKind::terminate(),
+            SignalKind::hangup(),
+            SignalKind::quit(),
+        ]
+        .into_iter()
+        .filter_map(|k| signal(k).ok())
+        .collect();
+        let any = futures_any(&mut others);
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
-            _ = async {
-                match term.as_mut() {
-                    Some(t) => { t.recv().await; }
-                    None => std::future::pending::<()>().await,
-                }
-            } => {}
+            _ = any => {}
         }
         eprintln!("{note}");
         let _ = tx.send(true);
     });
     rx
+}
+
+/// Resolves when any of `signals` arrives (never, when there are none).
+async fn futures_any(signals: &mut [tokio::signal::unix::Signal]) {
+    if signals.is_empty() {
+        return std::future::pending().await;
+    }
+    std::future::poll_fn(|cx| {
+        for s in signals.iter_mut() {
+            if s.poll_recv(cx).is_ready() {
+                return std::task::Poll::Ready(());
+            }
+        }
+        std::task::Poll::Pending
+    })
+    .await
 }
 
 /// One line per host: ready, or what is wrong.

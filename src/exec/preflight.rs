@@ -159,13 +159,26 @@ pub struct HostReport {
 /// rocegate drives over SSH. Each with the tools the suite needs there.
 pub fn targets(inv: &Inventory, suite: &Suite, plan: &Plan) -> Vec<Target> {
     let mut nodes: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+    let mut faulted: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for tp in &plan.tests {
         let test = &suite.tests[tp.test];
         let needs: Vec<String> = match &test.kind {
             TestKind::Perftest(p) => vec![p.tool.binary().to_string()],
             TestKind::Nccl(n) => vec![n.tool.binary().to_string()],
             TestKind::Iperf(_) => vec!["iperf3".to_string()],
-            TestKind::Fault(_) => Vec::new(),
+            TestKind::Fault(f) => {
+                // The device the fault changes needs its driver's commands.
+                if let Ok(t) = crate::fault::target(inv, f) {
+                    faulted
+                        .entry(t.host.clone())
+                        .or_default()
+                        .extend(t.driver.needs(&t.action).iter().map(|s| s.to_string()));
+                    if let Some(&n) = inv.node_by_name.get(&t.host) {
+                        nodes.entry(n).or_default();
+                    }
+                }
+                Vec::new()
+            }
         };
         for step in tp.rounds.iter().flatten() {
             for nic in step.nics(inv) {
@@ -209,6 +222,11 @@ pub fn targets(inv: &Inventory, suite: &Suite, plan: &Plan) -> Vec<Target> {
             devices: Vec::new(),
             netdevs: Vec::new(),
         });
+    }
+    for t in &mut out {
+        if let Some(needs) = faulted.remove(&t.host) {
+            t.required.extend(needs);
+        }
     }
     out
 }
@@ -508,6 +526,40 @@ mod tests {
             exit: Some(0),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_faulted_device_must_have_its_drivers_commands() {
+        let inv = crate::config::check::parse_inventory(
+            "emulated.yaml",
+            include_str!("../../inventory/emulated.yaml"),
+        )
+        .unwrap();
+        let suite = crate::config::check_suite::parse_suite(
+            "faults.yaml",
+            include_str!("../../suites/faults.yaml"),
+            &inv,
+        )
+        .unwrap();
+        let plan = crate::plan::build(&suite, &inv, &Default::default(), 1).unwrap();
+        let ts = targets(&inv, &suite, &plan);
+        let req = |h: &str| ts.iter().find(|t| t.host == h).unwrap().required.clone();
+        // routing_restart on r0-leaf2: FRR's shell, and the dead-man's tools.
+        let leaf = req("r0-leaf2");
+        assert!(
+            ["ip", "setsid", "pkill", "vtysh"]
+                .iter()
+                .all(|t| leaf.contains(*t)),
+            "{leaf:?}"
+        );
+        // A host flap on gpu003: its own ip, no vtysh.
+        let node = req("gpu003");
+        assert!(
+            node.contains("pkill") && !node.contains("vtysh"),
+            "{node:?}"
+        );
+        // Switches no fault touches need nothing extra.
+        assert!(req("r1-leaf1").is_empty());
     }
 
     #[test]

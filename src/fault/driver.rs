@@ -107,10 +107,18 @@ impl State {
 pub struct Change {
     pub apply: String,
     pub undo: String,
+    /// Whether the apply arms a dead-man switch (and refuses to change
+    /// anything when it cannot).
+    pub armed: bool,
+    /// The apply reboots the device: its connection drops, which is the
+    /// change succeeding, and the device comes back by itself.
+    pub reboots: bool,
 }
 
 pub trait Driver: Sync {
     fn platform(&self) -> &'static str;
+    /// Commands the device must have for `action` (the preflight checks).
+    fn needs(&self, action: &Action) -> Vec<&'static str>;
     /// One command printing the state `action` will change.
     fn read_prior(&self, action: &Action) -> Vec<String>;
     fn parse_prior(&self, action: &Action, text: &str) -> Result<State, String>;
@@ -203,6 +211,14 @@ fn bgp_peers(json: &str) -> Result<Vec<(String, bool)>, String> {
 impl Driver for Linux {
     fn platform(&self) -> &'static str {
         "linux"
+    }
+
+    fn needs(&self, action: &Action) -> Vec<&'static str> {
+        let mut v = vec!["ip", "setsid", "pkill"];
+        if !matches!(action, Action::PortsDown(_)) {
+            v.push("vtysh");
+        }
+        v
     }
 
     fn read_prior(&self, action: &Action) -> Vec<String> {
@@ -315,11 +331,15 @@ impl Driver for Linux {
                 (a, u)
             }
         };
+        let reboots = matches!(action, Action::Reload { .. }) && prior.init == Init::Systemd;
         // Undo runs every command whatever the others did, and fails if any did.
-        let undo_body = if undo.is_empty() {
-            "true".to_string()
-        } else {
+        let body = |disarm: Option<&str>| {
             let mut s = String::from("rc=0");
+            if let Some(p) = disarm {
+                // pkill: 0 killed, 1 none left (already fired, or never
+                // armed); anything else means the timer may still be armed.
+                s += &format!("; pkill -f {}; [ $? -le 1 ] || rc=97", quote(p));
+            }
             for c in &undo {
                 s += &format!("; {c} || rc=$?");
             }
@@ -327,26 +347,43 @@ impl Driver for Linux {
         };
         match deadman {
             Some((id, after)) if !undo.is_empty() => {
-                let tag = format!("rocegate-deadman {id}");
-                let timer = format!(": {tag}; sleep {}; {undo_body}", after.as_secs().max(1));
-                // setsid and closed descriptors: the timer outlives the ssh
-                // session that armed it. Armed first; nothing is changed
-                // unless it is.
-                let arm = format!(
-                    "setsid sh -c {} </dev/null >/dev/null 2>&1 &",
-                    quote(&timer)
+                // Anchored on the timer's own command line and ended by `;`:
+                // it matches this timer only (not `…-1` for `…-12`), and
+                // `[n]` keeps it from matching the shells that search for it.
+                let pattern = format!("^sh -c : rocegate-deadma[n] {id};");
+                let timer = format!(
+                    ": rocegate-deadman {id}; sleep {}; {}",
+                    after.as_secs().max(1),
+                    body(None)
                 );
-                // `[n]`: the pattern does not match the command line of the
-                // shell that runs pkill.
-                let pattern = format!("rocegate-deadma[n] {id}");
+                // The timer outlives the ssh session that armed it (setsid,
+                // closed descriptors). Nothing is changed unless its tools
+                // exist and it is seen running.
+                let apply = format!(
+                    "for t in setsid pkill pgrep; do command -v $t >/dev/null 2>&1 || {{ echo \"rocegate: $t is not installed: no dead-man switch, nothing changed\" >&2; exit 97; }}; done; \
+setsid sh -c {} </dev/null >/dev/null 2>&1 & \
+i=0; until pgrep -f {} >/dev/null; do i=$((i+1)); if [ $i -ge 40 ]; then echo 'rocegate: the dead-man timer did not start: nothing changed' >&2; exit 98; fi; sleep 0.05; done; \
+{}",
+                    quote(&timer),
+                    quote(&pattern),
+                    apply.join(" && ")
+                );
                 Change {
-                    apply: format!("{arm} {}", apply.join(" && ")),
-                    undo: format!("pkill -f {} 2>/dev/null; {undo_body}", quote(&pattern)),
+                    apply,
+                    undo: body(Some(&pattern)),
+                    armed: true,
+                    reboots,
                 }
             }
             _ => Change {
                 apply: apply.join(" && "),
-                undo: undo_body,
+                undo: if undo.is_empty() {
+                    "true".to_string()
+                } else {
+                    body(None)
+                },
+                armed: false,
+                reboots,
             },
         }
     }
@@ -459,37 +496,116 @@ mod tests {
         assert!(Linux.check_prior(&Action::RoutingStop, &st).is_err());
     }
 
+    /// A fake `ip` that logs its arguments, first on PATH.
+    fn fake_ip(dir: &std::path::Path) -> std::path::PathBuf {
+        let log = dir.join("ip.log");
+        let ip = dir.join("ip");
+        std::fs::write(
+            &ip,
+            format!("#!/bin/sh\necho \"$*\" >> {}\n", log.display()),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&ip, std::fs::Permissions::from_mode(0o755)).unwrap();
+        log
+    }
+
+    fn sh(dir: &std::path::Path, script: &str) -> std::process::Output {
+        let path = format!(
+            "{}:{}",
+            dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        std::process::Command::new("sh")
+            .args(["-c", script])
+            .env("PATH", path)
+            .output()
+            .unwrap()
+    }
+
+    fn armed(id: &str) -> bool {
+        std::process::Command::new("pgrep")
+            .args(["-f", &format!("^sh -c : rocegate-deadma[n] {id};")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }
+
+    fn have(tool: &str) -> bool {
+        std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }
+
+    /// The apply and undo scripts run for real in `sh`, with a fake `ip`:
+    /// the timer is armed before the change and seen running, the undo
+    /// disarms exactly that timer, and a timer left alone undoes the change.
     #[test]
     fn the_deadman_is_armed_before_the_change_and_disarmed_by_the_undo() {
-        let prior = State {
-            init: Init::Frrinit,
-            ..Default::default()
-        };
-        let c = Linux.change(
+        if !["setsid", "pkill", "pgrep"].iter().all(|t| have(t)) {
+            eprintln!("skipped: setsid, pkill or pgrep is not installed (apt-get install procps util-linux)");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let log = fake_ip(dir.path());
+        let prior = State::default();
+        let id = format!("test{}-1", std::process::id());
+        let other = format!("test{}-12", std::process::id());
+        let a = Linux.change(
             &ports(&["swp31"]),
             &prior,
-            Some(("r1-3", Duration::from_secs(70))),
+            Some((&id, Duration::from_secs(30))),
         );
-        let arm = c.apply.find("setsid").unwrap();
-        let down = c.apply.find("ip link set dev swp31 down").unwrap();
-        assert!(arm < down, "{}", c.apply);
-        assert!(c
-            .apply
-            .contains("sleep 70; rc=0; ip link set dev swp31 up || rc=$?; exit $rc"));
+        let b = Linux.change(
+            &ports(&["swp32"]),
+            &prior,
+            Some((&other, Duration::from_secs(30))),
+        );
+        assert!(a.armed && !a.reboots);
         assert!(
-            c.undo.starts_with("pkill -f 'rocegate-deadma[n] r1-3'"),
-            "{}",
-            c.undo
+            a.apply.find("setsid").unwrap() < a.apply.find("ip link set dev swp31 down").unwrap()
         );
-        assert!(c
-            .undo
-            .ends_with("ip link set dev swp31 up || rc=$?; exit $rc"));
-        // The pattern matches the timer's command line, not the undo's own.
-        let re_pattern = "rocegate-deadman r1-3";
-        assert!(c.apply.contains(re_pattern));
-        assert!(!c.undo.contains(re_pattern));
-        // Both are one shell command line each.
-        assert!(shlex::split(&c.apply).is_some() && shlex::split(&c.undo).is_some());
+        assert!(shlex::split(&a.apply).is_some() && shlex::split(&a.undo).is_some());
+        for c in [&a, &b] {
+            let o = sh(dir.path(), &c.apply);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+        assert!(armed(&id) && armed(&other));
+        assert_eq!(
+            std::fs::read_to_string(&log).unwrap(),
+            "link set dev swp31 down\nlink set dev swp32 down\n"
+        );
+        // `-1`'s undo leaves `-12`'s timer alone.
+        let o = sh(dir.path(), &a.undo);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(!armed(&id) && armed(&other));
+        // Sent again (recover after a run that already healed): still fine.
+        assert!(sh(dir.path(), &a.undo).status.success());
+        assert!(sh(dir.path(), &b.undo).status.success());
+        assert!(!armed(&other));
+        assert_eq!(
+            std::fs::read_to_string(&log).unwrap(),
+            "link set dev swp31 down\nlink set dev swp32 down\nlink set dev swp31 up\nlink set dev swp31 up\nlink set dev swp32 up\n"
+        );
+        // Nobody undoes it: the device's own timer does, after its delay.
+        std::fs::write(&log, "").unwrap();
+        let id = format!("test{}-fire", std::process::id());
+        let c = Linux.change(
+            &ports(&["swp9"]),
+            &prior,
+            Some((&id, Duration::from_secs(1))),
+        );
+        assert!(sh(dir.path(), &c.apply).status.success());
+        let t = std::time::Instant::now();
+        while std::fs::read_to_string(&log).unwrap().lines().count() < 2
+            && t.elapsed().as_secs() < 10
+        {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert_eq!(
+            std::fs::read_to_string(&log).unwrap(),
+            "link set dev swp9 down\nlink set dev swp9 up\n"
+        );
     }
 
     #[test]
@@ -503,7 +619,9 @@ mod tests {
             Linux.change(&Action::RoutingStop, &frr, None),
             Change {
                 apply: "/usr/lib/frr/frrinit.sh stop".into(),
-                undo: "rc=0; /usr/lib/frr/frrinit.sh start || rc=$?; exit $rc".into()
+                undo: "rc=0; /usr/lib/frr/frrinit.sh start || rc=$?; exit $rc".into(),
+                armed: false,
+                reboots: false
             }
         );
         assert_eq!(
@@ -519,7 +637,9 @@ mod tests {
             c,
             Change {
                 apply: "systemctl reboot".into(),
-                undo: "true".into()
+                undo: "true".into(),
+                armed: false,
+                reboots: true
             }
         );
         // Without systemd: routing stopped and every port down, then both back.

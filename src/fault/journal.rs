@@ -148,14 +148,33 @@ impl Journal {
     /// Opens (creating it and its directory) and locks the journal. Fails
     /// when another rocegate holds it.
     pub fn open(path: &Path) -> Result<Journal, String> {
-        let dir = path.parent().unwrap_or(Path::new("."));
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        // Directories created here are synced up to the first that existed,
+        // so the journal's own entry survives a power cut.
+        let mut created = Vec::new();
+        let mut d = Some(dir);
+        while let Some(x) = d.filter(|x| !x.as_os_str().is_empty() && !x.exists()) {
+            created.push(x.to_path_buf());
+            d = x.parent();
+        }
         std::fs::create_dir_all(dir).map_err(|e| {
             format!(
                 "{}: cannot create the fault journal's directory: {e} (choose another with --journal)",
                 dir.display()
             )
         })?;
-        let lock_path = path.with_extension("lock");
+        for c in &created {
+            sync_dir(c);
+            if let Some(p) = c.parent() {
+                sync_dir(p);
+            }
+        }
+        let mut lock_name = path.as_os_str().to_os_string();
+        lock_name.push(".lock");
+        let lock_path = PathBuf::from(lock_name);
         let mut lock = OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -183,6 +202,16 @@ impl Journal {
         if !existed {
             sync_dir(dir);
         }
+        // A last line cut short (power cut mid-write) was never
+        // acknowledged: cut it off, or the next entry would be glued to it.
+        let text = std::fs::read(path)
+            .map_err(|e| format!("{}: cannot read the fault journal: {e}", path.display()))?;
+        if !text.is_empty() && !text.ends_with(b"\n") {
+            let keep = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            file.set_len(keep as u64)
+                .and_then(|_| file.sync_data())
+                .map_err(|e| format!("{}: cannot cut its torn last line: {e}", path.display()))?;
+        }
         Ok(Journal {
             path: path.to_path_buf(),
             file,
@@ -202,15 +231,21 @@ impl Journal {
     pub fn append(&mut self, e: &Entry) -> Result<(), String> {
         let mut line = serde_json::to_string(e).map_err(|e| e.to_string())?;
         line.push('\n');
-        self.file
+        let before = self.file.metadata().map(|m| m.len()).ok();
+        let r = self
+            .file
             .write_all(line.as_bytes())
-            .and_then(|_| self.file.sync_data())
-            .map_err(|err| {
-                format!(
-                    "{}: cannot write the fault journal: {err}",
-                    self.path.display()
-                )
-            })
+            .and_then(|_| self.file.sync_data());
+        r.map_err(|err| {
+            // Half a line would corrupt the next one: take it back.
+            if let Some(len) = before {
+                let _ = self.file.set_len(len);
+            }
+            format!(
+                "{}: cannot write the fault journal: {err}",
+                self.path.display()
+            )
+        })
     }
 
     pub fn healed(&mut self, id: &str, by: &str) -> Result<(), String> {
@@ -255,6 +290,19 @@ mod tests {
         let j = Journal::open(&path).unwrap();
         let open = open_faults(&j.entries().unwrap());
         assert_eq!(open, vec![opened("b")]);
+    }
+
+    #[test]
+    fn opening_cuts_a_torn_last_line_so_the_next_entry_stands_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lab.jsonl");
+        let good = serde_json::to_string(&Entry::Opened(opened("a"))).unwrap();
+        std::fs::write(&path, format!("{good}\n{{\"event\":\"hea")).unwrap();
+        let mut j = Journal::open(&path).unwrap();
+        j.healed("a", "recover").unwrap();
+        assert!(open_faults(&j.entries().unwrap()).is_empty());
+        // The lock file sits beside it, whatever the journal is called.
+        assert!(dir.path().join("lab.jsonl.lock").exists());
     }
 
     #[test]

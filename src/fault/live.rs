@@ -25,17 +25,23 @@ const SETTLE_POLL: Duration = Duration::from_millis(500);
 const UNDO_TRIES: u32 = 3;
 
 /// Test-only crash points (`ROCEGATE_FAILPOINT=name`): the process kills
-/// itself with SIGKILL there, as a power cut or `kill -9` would. Names:
-/// `journal-written` (journaled, nothing sent), `fault-applied` (the
-/// change made, the undo not sent), `undo-sent` (undone, not yet marked
-/// healed).
+/// itself with SIGKILL there, as a power cut or `kill -9` would, or with
+/// `name:panic` panics there (a bug in rocegate). Names: `journal-written`
+/// (journaled, nothing sent), `fault-applied` (the change made, the undo
+/// not sent), `undo-sent` (undone, not yet marked healed).
 pub fn failpoint(name: &str) {
-    if std::env::var("ROCEGATE_FAILPOINT").is_ok_and(|v| v == name) {
+    let Ok(v) = std::env::var("ROCEGATE_FAILPOINT") else {
+        return;
+    };
+    if v == name {
         eprintln!("rocegate: ROCEGATE_FAILPOINT={name}: killing myself with SIGKILL");
         // SAFETY: signals this process; never returns.
         unsafe {
             libc::kill(libc::getpid(), libc::SIGKILL);
         }
+    }
+    if v.strip_suffix(":panic") == Some(name) {
+        panic!("ROCEGATE_FAILPOINT={v}");
     }
 }
 
@@ -45,6 +51,9 @@ pub struct Control {
     pub run: String,
     pub fabric: String,
     seq: AtomicUsize,
+    /// This run's faults not yet healed, kept in memory too: they are
+    /// healed at the end of the run even if the journal file cannot be read.
+    mine: Mutex<Vec<Opened>>,
 }
 
 impl Control {
@@ -54,21 +63,37 @@ impl Control {
             run,
             fabric,
             seq: AtomicUsize::new(0),
+            mine: Mutex::new(Vec::new()),
         }
     }
 
-    fn write(&self, e: &journal::Entry) -> Result<(), String> {
+    fn opened(&self, o: Opened) -> Result<(), String> {
+        // In memory first: a write that fails halfway may still reach the
+        // disk, and this run must heal it either way.
+        self.mine
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(o.clone());
         self.journal
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .append(e)
+            .append(&journal::Entry::Opened(o))
     }
 
     pub fn healed(&self, id: &str, by: &str) -> Result<(), String> {
+        self.mine
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|o| o.id != id);
         self.journal
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .healed(id, by)
+    }
+
+    /// This run's faults that are not healed yet.
+    pub fn mine(&self) -> Vec<Opened> {
+        self.mine.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     pub fn open_faults(&self) -> Result<Vec<Opened>, String> {
@@ -149,6 +174,15 @@ pub struct Rep {
     pub left_open: Option<String>,
     /// Why it was not sent at all.
     pub not_sent: Option<String>,
+    /// The run was interrupted during it.
+    pub cancelled: bool,
+}
+
+/// A fault journaled but never sent: marked healed at once.
+fn heal_unsent(ctl: &Control, id: &str) -> Option<String> {
+    ctl.healed(id, "run (never sent)")
+        .err()
+        .map(|e| format!("never sent, but marking it healed failed: {e}"))
 }
 
 async fn wait_until(t: Instant, cancel: &mut Cancel) -> bool {
@@ -195,16 +229,25 @@ pub async fn run(
     mut cancel: Cancel,
 ) -> Vec<Rep> {
     let mut reps = Vec::new();
-    for at in super::starts(f) {
+    for (k, at) in super::starts(f).into_iter().enumerate() {
         let n = ctl.seq.fetch_add(1, Ordering::SeqCst);
         let mut rep = Rep {
             id: format!("{}-{n}", ctl.run),
             ..Default::default()
         };
         if !wait_until(t0 + at, &mut cancel).await {
+            rep.cancelled = true;
             rep.not_sent = Some("the run was interrupted before it was due".into());
             reps.push(rep);
             break;
+        }
+        // A repetition starts from the same healthy state as the first.
+        if k > 0 {
+            if let Err(e) = prepare(transport, t).await {
+                rep.not_sent = Some(format!("not sent: {e}"));
+                reps.push(rep);
+                break;
+            }
         }
         let deadman = f.duration + DEADMAN_MARGIN;
         let change = t.driver.change(&t.action, prior, Some((&rep.id, deadman)));
@@ -220,20 +263,31 @@ pub async fn run(
             what: t.what.clone(),
             prior: prior.summary(),
             undo: undo_argv.clone(),
-            deadman_s: Some(deadman.as_secs()),
+            deadman_s: change.armed.then_some(deadman.as_secs()),
         };
-        if let Err(e) = ctl.write(&journal::Entry::Opened(opened)) {
+        if let Err(e) = ctl.opened(opened) {
             rep.not_sent = Some(format!("not sent: {e}"));
+            rep.left_open = heal_unsent(ctl, &rep.id);
             reps.push(rep);
             break;
         }
         failpoint("journal-written");
+        if *cancel.borrow() {
+            rep.cancelled = true;
+            rep.not_sent = Some("the run was interrupted before it was sent".into());
+            rep.left_open = heal_unsent(ctl, &rep.id);
+            reps.push(rep);
+            break;
+        }
         let apply = shell(&t.host, &change.apply);
         let out = once(transport, apply.clone()).await;
+        // A reboot drops the connection that asked for it.
+        let applied = ok(&out)
+            || (change.reboots
+                && matches!(out.failure, Some(crate::exec::ExecFailure::Unreachable(_))));
         rep.apply = Some((apply, out));
         failpoint("fault-applied");
         // A failed apply may have changed part of the device: undo at once.
-        let applied = rep.apply.as_ref().is_some_and(|(_, o)| ok(o));
         if applied {
             wait_until(t0 + at + f.duration, &mut cancel).await;
         }
@@ -253,7 +307,9 @@ pub async fn run(
         if rep.left_open.is_none() && !*cancel.borrow() {
             rep.settled = Some(settle(transport, t, prior, &mut cancel).await);
         }
-        let stop = !applied || *cancel.borrow() || rep.left_open.is_some();
+        rep.cancelled = *cancel.borrow();
+        let unsettled = matches!(rep.settled, Some(Err(_)));
+        let stop = !applied || rep.cancelled || rep.left_open.is_some() || unsettled;
         reps.push(rep);
         if stop {
             break;
@@ -294,16 +350,14 @@ pub struct Healed {
     pub result: Result<(), String>,
 }
 
-/// Undoes every fault the journal holds open (those of `run` only, when
-/// given), newest first, and marks each healed that was.
-pub async fn heal_open(
+/// Undoes `open` (faults the journal holds open), newest first, and marks
+/// each healed that was.
+pub async fn heal(
     transport: &dyn Transport,
     ctl: &Control,
-    run: Option<&str>,
+    open: Vec<Opened>,
     by: &str,
-) -> Result<Vec<Healed>, String> {
-    let mut open = ctl.open_faults()?;
-    open.retain(|o| run.is_none_or(|r| o.run == r));
+) -> Vec<Healed> {
     let mut out = Vec::new();
     for o in open.into_iter().rev() {
         let (_, res) = undo(transport, &o.host, &o.undo).await;
@@ -314,5 +368,5 @@ pub async fn heal_open(
         };
         out.push(Healed { fault: o, result });
     }
-    Ok(out)
+    out
 }

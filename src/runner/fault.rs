@@ -24,8 +24,10 @@ pub const DEFAULT_FRACTION: f64 = 0.9;
 struct Delivered {
     /// Every command sent, with its output, for the raw file and the sample.
     commands: Vec<(Invocation, InvocationOutput)>,
-    /// When the first change was sent, and when the last undo ended.
+    /// When the first change was sent, the last one, and when the last
+    /// undo ended.
     down_s: Option<f64>,
+    last_down_s: Option<f64>,
     up_s: Option<f64>,
     /// Commands that failed: the fault was not (fully) delivered.
     refused: Vec<String>,
@@ -33,6 +35,9 @@ struct Delivered {
     open: Vec<String>,
     /// How the device came back, in words.
     settled: Vec<String>,
+    /// What went wrong besides a command: not sent (not for a cancel), or
+    /// the device not back to its prior state.
+    trouble: Vec<String>,
     repetitions: usize,
 }
 
@@ -42,7 +47,9 @@ fn failed(i: &Invocation, o: &InvocationOutput) -> Option<String> {
 }
 
 impl Delivered {
-    fn emulated(step: &StepCommands, outs: &[InvocationOutput], repetitions: usize) -> Self {
+    fn emulated(step: &StepCommands, outs: &[InvocationOutput], f: &Fault) -> Self {
+        let starts = fault::starts(f);
+        let repetitions = starts.len();
         let mut d = Delivered {
             repetitions,
             ..Default::default()
@@ -52,6 +59,12 @@ impl Delivered {
             d.commands.push((i.clone(), o.clone()));
         }
         d.down_s = outs.iter().map(|o| o.started_s).reduce(f64::min);
+        // The batch sends each repetition exactly `pace` apart.
+        let span = match (starts.first(), starts.last()) {
+            (Some(a), Some(b)) => (*b - *a).as_secs_f64(),
+            _ => 0.0,
+        };
+        d.last_down_s = d.down_s.map(|t| t + span);
         d.up_s = outs.iter().map(|o| o.ended_s).reduce(f64::max);
         d
     }
@@ -60,11 +73,19 @@ impl Delivered {
         let mut d = Delivered::default();
         for r in reps {
             if let Some(why) = r.not_sent {
-                d.settled.push(format!("{}: {why}", r.id));
+                if r.cancelled {
+                    d.settled.push(format!("{}: {why}", r.id));
+                } else {
+                    d.trouble.push(format!("{}: {why}", r.id));
+                }
             }
             if let Some((i, o)) = r.apply {
                 d.refused.extend(failed(&i, &o));
                 d.down_s = Some(d.down_s.map_or(o.started_s, |t: f64| t.min(o.started_s)));
+                d.last_down_s = Some(
+                    d.last_down_s
+                        .map_or(o.started_s, |t: f64| t.max(o.started_s)),
+                );
                 d.commands.push((i, o));
                 d.repetitions += 1;
             }
@@ -79,7 +100,7 @@ impl Delivered {
                 Some(Ok(s)) => d
                     .settled
                     .push(format!("back to its prior state {s:.1} s after the undo")),
-                Some(Err(e)) => d.settled.push(e),
+                Some(Err(e)) => d.trouble.push(e),
                 None => {}
             }
         }
@@ -95,24 +116,11 @@ impl Engine<'_> {
         cancel: &Cancel,
         sinks: &mut [&mut dyn Sink],
         write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
-    ) -> VerdictRecord {
+    ) -> (VerdictRecord, bool) {
         let what = fault::name(self.inv, f);
         let work = &self.suite.tests[f.during];
-        let mut v = VerdictRecord {
-            test: test.name.clone(),
-            kind: test.kind.label().into(),
-            component: what.clone(),
-            verdict: Verdict::Error,
-            metric: None,
-            value: None,
-            unit: None,
-            threshold: Default::default(),
-            samples: Vec::new(),
-            message: String::new(),
-            evidence: Vec::new(),
-            duration_s: 0.0,
-            series: Vec::new(),
-        };
+        let mut v = super::skipped(test, &what);
+        v.verdict = Verdict::Error;
         let Some(round) = self
             .plan
             .tests
@@ -131,13 +139,13 @@ impl Engine<'_> {
                 "its workload \"{}\" has no steps to run during the fault",
                 work.name
             );
-            return v;
+            return (v, false);
         };
         let target = match fault::target(self.inv, f) {
             Ok(t) => t,
             Err(e) => {
                 v.message = format!("cannot inject the fault: {e}");
-                return v;
+                return (v, false);
             }
         };
         // Real devices: the prior state is read, and must be healthy,
@@ -147,7 +155,7 @@ impl Engine<'_> {
                 Ok(p) => Some(p),
                 Err(e) => {
                     v.message = format!("{what}: refused before anything was touched: {e}");
-                    return v;
+                    return (v, false);
                 }
             },
             None => None,
@@ -196,7 +204,7 @@ impl Engine<'_> {
                     Ok(s) => s,
                     Err(e) => {
                         v.message = format!("cannot inject the fault: {e}");
-                        return v;
+                        return (v, false);
                     }
                 };
                 let mut extra = vec![step.clone()];
@@ -219,7 +227,7 @@ impl Engine<'_> {
                 } else {
                     r.extra.remove(0)
                 };
-                (r, Delivered::emulated(&step, &outs, fault::starts(f).len()))
+                (r, Delivered::emulated(&step, &outs, f))
             }
         };
         // The fault's own commands are a sample too, with their raw output.
@@ -351,9 +359,12 @@ impl Engine<'_> {
         let mut notes: Vec<String> = Vec::new();
         let mut verdict = if !delivered.open.is_empty() {
             notes.push(format!(
-                "STILL OPEN after the run tried to heal it: {}",
+                "STILL OPEN (its undo failed; the run tries once more before it exits): {}",
                 delivered.open.join("; ")
             ));
+            Verdict::Error
+        } else if !delivered.trouble.is_empty() {
+            notes.push(delivered.trouble.join("; "));
             Verdict::Error
         } else if !delivered.refused.is_empty() {
             notes.push(format!(
@@ -382,8 +393,12 @@ impl Engine<'_> {
         let fraction = test.expect.min_fraction;
         if verdict == Verdict::Pass && (within.is_some() || fraction.is_some()) {
             let frac = fraction.unwrap_or(DEFAULT_FRACTION);
-            let (rv, msg, back, series) =
-                judge_recovery(&completed, delivered.down_s, frac, within);
+            let (rv, msg, back, series) = judge_recovery(
+                &completed,
+                delivered.down_s.zip(delivered.last_down_s),
+                frac,
+                within,
+            );
             verdict = rv;
             v.value = back;
             notes.push(msg);
@@ -403,7 +418,7 @@ impl Engine<'_> {
         }
         v.verdict = verdict;
         v.message = message;
-        v
+        (v, !delivered.open.is_empty())
     }
 }
 
@@ -412,12 +427,12 @@ type Series = Vec<(f64, f64)>;
 /// The slowest recovery among the completed steps, judged.
 fn judge_recovery(
     completed: &[(String, Series)],
-    down_s: Option<f64>,
+    down: Option<(f64, f64)>,
     fraction: f64,
     within: Option<f64>,
 ) -> (Verdict, String, Option<f64>, Series) {
     let pct = fraction * 100.0;
-    let Some(down) = down_s else {
+    let Some((first, down)) = down else {
         return (
             Verdict::Error,
             "recovery cannot be judged: the fault was never sent".into(),
@@ -440,7 +455,7 @@ fn judge_recovery(
             cannot.push(format!("{comp}: its tool gave no time series"));
             continue;
         }
-        match recovery::analyse(series, down, fraction) {
+        match recovery::analyse(series, first, down, fraction) {
             Ok(r) => {
                 let slower = match &worst {
                     None => true,
@@ -523,25 +538,25 @@ mod tests {
             ("a".to_string(), s(&[10.0, 10.0, 10.0, 10.0, 10.0, 10.0])),
             ("b".to_string(), s(&[10.0, 10.0, 0.0, 0.0, 10.0, 10.0])),
         ];
-        let (v, msg, back, series) = judge_recovery(&comps, Some(2.5), 0.9, Some(1.0));
+        let (v, msg, back, series) = judge_recovery(&comps, Some((2.5, 2.5)), 0.9, Some(1.0));
         assert_eq!(v, Verdict::Fail);
-        assert_eq!(back, Some(1.5));
-        assert!(msg.contains("recovery: 1.5 s to get back to 90 %"), "{msg}");
+        assert_eq!(back, Some(2.5));
+        assert!(msg.contains("recovery: 2.5 s to get back to 90 %"), "{msg}");
         assert!(msg.contains("(limit 1.0 s"), "{msg}");
         assert!(msg.contains("b fell from 10.000 to 0.000 (0 %)"), "{msg}");
         assert_eq!(series, comps[1].1);
-        let (v, msg, _, _) = judge_recovery(&comps, Some(2.5), 0.9, Some(2.0));
+        let (v, msg, _, _) = judge_recovery(&comps, Some((2.5, 2.5)), 0.9, Some(3.0));
         assert_eq!(v, Verdict::Pass, "{msg}");
     }
 
     #[test]
     fn no_series_or_no_return_is_not_a_pass() {
         let comps = vec![("a".to_string(), Vec::new())];
-        let (v, msg, _, _) = judge_recovery(&comps, Some(2.0), 0.9, Some(5.0));
+        let (v, msg, _, _) = judge_recovery(&comps, Some((2.0, 2.0)), 0.9, Some(5.0));
         assert_eq!(v, Verdict::Error);
         assert!(msg.contains("a: its tool gave no time series"), "{msg}");
         let comps = vec![("a".to_string(), s(&[10.0, 10.0, 0.0, 0.0]))];
-        let (v, msg, back, _) = judge_recovery(&comps, Some(2.0), 0.5, None);
+        let (v, msg, back, _) = judge_recovery(&comps, Some((2.0, 2.0)), 0.5, None);
         assert_eq!(back, None);
         assert_eq!(v, Verdict::Fail);
         assert!(msg.contains("not back to 50 %"), "{msg}");

@@ -404,6 +404,7 @@ impl Engine<'_> {
         let mut counts = Counts::default();
         let mut gate_passed = true;
         let mut interrupted = false;
+        let mut faults_blocked: Option<String> = None;
         let emit = |r: Record, sinks: &mut [&mut dyn Sink]| {
             for s in sinks.iter_mut() {
                 s.record(&r);
@@ -423,7 +424,21 @@ impl Engine<'_> {
                 break;
             }
             if let TestKind::Fault(f) = &test.kind {
-                let v = self.run_fault(test, f, &cancel, sinks, write_raw).await;
+                // A fault left open changes the fabric every later fault
+                // was planned against: no more faults in this run.
+                if let Some(why) = &faults_blocked {
+                    let mut v = skipped(test, &crate::fault::name(self.inv, f));
+                    v.message = format!("not sent: {why}");
+                    judged(v, sinks);
+                    continue;
+                }
+                let (v, left_open) = self.run_fault(test, f, &cancel, sinks, write_raw).await;
+                if left_open {
+                    faults_blocked = Some(format!(
+                        "test \"{}\" left a fault open (run `rocegate recover`)",
+                        test.name
+                    ));
+                }
                 if v.message.contains("(run interrupted") {
                     interrupted = true;
                 }
@@ -534,6 +549,25 @@ impl Engine<'_> {
             gate_passed,
             interrupted,
         }
+    }
+}
+
+/// A verdict record for a test that was not run.
+fn skipped(test: &Test, component: &str) -> VerdictRecord {
+    VerdictRecord {
+        test: test.name.clone(),
+        kind: test.kind.label().into(),
+        component: component.to_string(),
+        verdict: Verdict::Skipped,
+        metric: None,
+        value: None,
+        unit: None,
+        threshold: Default::default(),
+        samples: Vec::new(),
+        message: String::new(),
+        evidence: Vec::new(),
+        duration_s: 0.0,
+        series: Vec::new(),
     }
 }
 

@@ -293,7 +293,8 @@ pub fn sigkill_anywhere_then_recover_heals(tmp: &Path, inv: &Path) {
         );
         assert_eq!(code, 2, "{text}");
         assert!(
-            text.contains("still open from an earlier run") && text.contains("rocegate recover"),
+            text.contains("are still open, from a run that was killed")
+                && text.contains("rocegate recover -i"),
             "{text}"
         );
         let said = recover(inv, &j);
@@ -305,6 +306,28 @@ pub fn sigkill_anywhere_then_recover_heals(tmp: &Path, inv: &Path) {
             "{point}: dead-man left armed"
         );
         eprintln!("lab: failpoint {point}: open fault healed by recover");
+    }
+    // SIGTERM mid-outage, and a panic in rocegate right after the change:
+    // the run itself heals before it exits, and says so.
+    for (how, point) in [("SIGTERM", None), ("panic", Some("fault-applied:panic"))] {
+        let suite = kill_suite(tmp, "ports_down");
+        let out = tmp.join(format!("heal-{how}"));
+        let mut child = start_until_fault(inv, &suite, &j, &out, point);
+        if point.is_none() {
+            std::thread::sleep(Duration::from_millis(1800));
+            // SAFETY: our own child.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        }
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "{how}: {status:?}");
+        let entries = journal(&j);
+        let last = entries.last().unwrap();
+        assert_eq!(last["event"], "healed", "{how}: {entries:?}");
+        assert_eq!(last["by"], "run", "{how}: the run healed it itself");
+        assert_eq!(open_in(&j), 0, "{how}");
+        let took = whole_within(Duration::from_secs(30))
+            .unwrap_or_else(|b| panic!("{how}: still broken after the run healed: {b:?}"));
+        eprintln!("lab: {how} during a fault: healed by the run, whole {took:.1} s later");
     }
     // What the killed runs left on the hosts dies by its own dead-man.
     let left = gone_within("iperf3", Duration::from_secs(30));
