@@ -336,6 +336,13 @@ impl Driver for Linux {
         let body = |disarm: Option<&str>| {
             let mut s = String::from("rc=0");
             if let Some(p) = disarm {
+                // A controller killed while its apply was in flight leaves
+                // that apply running on the device (its own session): wait
+                // for it to end, or the change would land after this undo.
+                s = format!(
+                    "i=0; while pgrep -f {} >/dev/null; do i=$((i+1)); if [ $i -ge 200 ]; then echo 'rocegate: the change is still being made on the device; undo again later' >&2; exit 99; fi; sleep 0.1; done; {s}",
+                    quote(&p.replace("rocegate-deadma[n]", "rocegate-appl[y]"))
+                );
                 // pkill: 0 killed, 1 none left (already fired, or never
                 // armed); anything else means the timer may still be armed.
                 s += &format!("; pkill -f {}; [ $? -le 1 ] || rc=97", quote(p));
@@ -360,7 +367,7 @@ impl Driver for Linux {
                 // closed descriptors). Nothing is changed unless its tools
                 // exist and it is seen running.
                 let apply = format!(
-                    "for t in setsid pkill pgrep; do command -v $t >/dev/null 2>&1 || {{ echo \"rocegate: $t is not installed: no dead-man switch, nothing changed\" >&2; exit 97; }}; done; \
+                    ": rocegate-apply {id}; for t in setsid pkill pgrep; do command -v $t >/dev/null 2>&1 || {{ echo \"rocegate: $t is not installed: no dead-man switch, nothing changed\" >&2; exit 97; }}; done; \
 setsid sh -c {} </dev/null >/dev/null 2>&1 & \
 i=0; until pgrep -f {} >/dev/null; do i=$((i+1)); if [ $i -ge 40 ]; then echo 'rocegate: the dead-man timer did not start: nothing changed' >&2; exit 98; fi; sleep 0.05; done; \
 {}",
@@ -502,7 +509,10 @@ mod tests {
         let ip = dir.join("ip");
         std::fs::write(
             &ip,
-            format!("#!/bin/sh\necho \"$*\" >> {}\n", log.display()),
+            format!(
+                "#!/bin/sh\n[ -n \"$SLOW_DOWN\" ] && [ \"$4\" = down ] && sleep 1\necho \"$*\" >> {}\n",
+                log.display()
+            ),
         )
         .unwrap();
         use std::os::unix::fs::PermissionsExt;
@@ -587,6 +597,36 @@ mod tests {
             std::fs::read_to_string(&log).unwrap(),
             "link set dev swp31 down\nlink set dev swp32 down\nlink set dev swp31 up\nlink set dev swp31 up\nlink set dev swp32 up\n"
         );
+        // A controller killed while its apply was in flight: the undo
+        // (from `recover`) waits for that apply to end, so the change
+        // cannot land after it.
+        std::fs::write(&log, "").unwrap();
+        let id = format!("test{}-inflight", std::process::id());
+        let c = Linux.change(
+            &ports(&["swp7"]),
+            &prior,
+            Some((&id, Duration::from_secs(30))),
+        );
+        let path = format!(
+            "{}:{}",
+            dir.path().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut apply = std::process::Command::new("sh")
+            .args(["-c", &c.apply])
+            .env("PATH", &path)
+            .env("SLOW_DOWN", "1")
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let o = sh(dir.path(), &c.undo);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let _ = apply.wait();
+        assert_eq!(
+            std::fs::read_to_string(&log).unwrap(),
+            "link set dev swp7 down\nlink set dev swp7 up\n"
+        );
+        assert!(!armed(&id));
         // Nobody undoes it: the device's own timer does, after its delay.
         std::fs::write(&log, "").unwrap();
         let id = format!("test{}-fire", std::process::id());
