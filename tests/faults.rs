@@ -82,8 +82,13 @@ fn the_healthy_pod_survives_the_acceptance_faults() {
     assert!(after
         .iter()
         .all(|v| v["verdict"] == "pass" || v["verdict"] == "warn"));
-    // Emulated faults never touch a journal, so they never block a run.
+    // Emulated faults never touch a journal, so they never block a run,
+    // and there is nothing for `recover` to do.
     assert!(!state.exists(), "an emulated run wrote {}", state.display());
+    let o = rocegate(&state).arg("recover").output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("nothing to recover"));
+    assert!(!state.exists(), "recover wrote {}", state.display());
 }
 
 const STRICT: &str = "\

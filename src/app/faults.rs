@@ -108,6 +108,12 @@ pub fn heal_after_run(
 pub fn recover(a: &RecoverArgs) -> Result<i32, AppError> {
     let (path, text) = inputs::read(a.inventory.as_deref(), inputs::DEFAULT_INVENTORY)?;
     let inv = crate::config::check::parse_inventory(&path, &text)?;
+    if !journaled(&inv) && a.journal.is_none() {
+        println!(
+            "{path}: the emulated fabric heals its faults itself and never journals them: nothing to recover"
+        );
+        return Ok(PASS);
+    }
     let jpath = journal_path(&inv, a.journal.as_deref())?;
     let j = Journal::open(&jpath).map_err(AppError::Input)?;
     let ctl = Control::new(j, "recover".into(), inv.fabric.name.clone());
