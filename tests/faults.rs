@@ -153,13 +153,14 @@ fn an_unmet_recovery_limit_fails_with_the_measured_time_in_junit() {
     assert!(junit.contains("(limit 2.0 s"), "{junit}");
 }
 
-fn production_inventory(dir: &Path) -> std::path::PathBuf {
+/// The emulated pod's inventory with `from` replaced by `to`, written to `dir`.
+fn emulated_with(dir: &Path, from: &str, to: &str) -> std::path::PathBuf {
     let text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("inventory/emulated.yaml"),
     )
     .unwrap()
-    .replace("environment: lab", "environment: production");
-    let p = dir.join("prod.yaml");
+    .replace(from, to);
+    let p = dir.join("inventory.yaml");
     std::fs::write(&p, text).unwrap();
     p
 }
@@ -170,7 +171,7 @@ fn production_inventory(dir: &Path) -> std::path::PathBuf {
 #[test]
 fn production_refuses_faults_without_the_flag_and_plan_shows_the_blast_radius() {
     let tmp = tempfile::tempdir().unwrap();
-    let inv = production_inventory(tmp.path());
+    let inv = emulated_with(tmp.path(), "environment: lab", "environment: production");
     let out = tmp.path().join("run");
     let o = rocegate(tmp.path())
         .args(["run", "--only", "uplink-flap", "-i"])
@@ -232,13 +233,7 @@ fn production_refuses_faults_without_the_flag_and_plan_shows_the_blast_radius() 
 #[test]
 fn a_switch_without_a_built_driver_is_refused_before_anything_runs() {
     let tmp = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("inventory/emulated.yaml"),
-    )
-    .unwrap()
-    .replace("driver: linux", "driver: eos");
-    let inv = tmp.path().join("eos.yaml");
-    std::fs::write(&inv, text).unwrap();
+    let inv = emulated_with(tmp.path(), "driver: linux", "driver: eos");
     let o = rocegate(tmp.path())
         .args(["run", "--only", "uplink-flap", "-i"])
         .arg(&inv)

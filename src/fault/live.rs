@@ -13,7 +13,7 @@ use tokio::sync::watch;
 
 use super::driver::State;
 use super::journal::{self, Journal, Opened};
-use super::{shell, Target};
+use super::{command, shell, Target};
 use crate::config::check_suite::Fault;
 use crate::exec::{Cancel, InvocationOutput, StepCommands, Transport};
 
@@ -141,9 +141,7 @@ pub fn why(o: &InvocationOutput) -> String {
 
 /// Reads the device's state for `target`.
 pub async fn read_state(transport: &dyn Transport, t: &Target) -> Result<State, String> {
-    let mut inv = shell(&t.host, "");
-    inv.argv = t.driver.read_prior(&t.action);
-    let o = once(transport, inv).await;
+    let o = once(transport, command(&t.host, t.driver.read_prior(&t.action))).await;
     if !ok(&o) {
         return Err(format!("{}: reading its state failed: {}", t.host, why(&o)));
     }
@@ -201,8 +199,7 @@ pub async fn undo(
     host: &str,
     argv: &[String],
 ) -> (crate::exec::Invocation, InvocationOutput) {
-    let mut inv = shell(host, "");
-    inv.argv = argv.to_vec();
+    let inv = command(host, argv.to_vec());
     let mut out = InvocationOutput::default();
     for attempt in 0..UNDO_TRIES {
         if attempt > 0 {

@@ -130,13 +130,14 @@ fn invocation(host: &str, argv: Vec<String>, at: Duration) -> Invocation {
     }
 }
 
+/// `argv` on `host`, started at once.
+pub fn command(host: &str, argv: Vec<String>) -> Invocation {
+    invocation(host, argv, Duration::ZERO)
+}
+
 /// `sh -c SCRIPT` on `host`, started at once.
 pub fn shell(host: &str, script: &str) -> Invocation {
-    invocation(
-        host,
-        vec!["sh".into(), "-c".into(), script.to_string()],
-        Duration::ZERO,
-    )
+    command(host, vec!["sh".into(), "-c".into(), script.to_string()])
 }
 
 /// The emulated fabric's fault step: the driver's plain commands timed
