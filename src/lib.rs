@@ -14,6 +14,7 @@ pub mod exec;
 pub mod exit;
 pub mod fault;
 pub mod inputs;
+pub mod paths;
 pub mod plan;
 pub mod report;
 pub mod rng;

@@ -17,6 +17,9 @@ use crate::plan::{self, render, Narrowing, Plan};
 
 pub mod faults;
 pub mod remote;
+pub mod rundir;
+
+use rundir::{stamp, write_outputs};
 
 pub fn validate(args: &InputArgs) -> Result<i32, AppError> {
     let i = inputs::load(args.inventory.as_deref(), args.suite.as_deref())?;
@@ -123,77 +126,13 @@ pub fn generate_inventory(a: &GenerateArgs) -> Result<i32, AppError> {
     Ok(PASS)
 }
 
-/// Records in memory (for the outputs built at the end) and on disk as they come.
-struct RunSinks {
-    jsonl: crate::report::jsonl::JsonlWriter,
-    records: Vec<crate::report::events::Record>,
-    write_error: Option<String>,
-}
-
-impl crate::runner::Sink for RunSinks {
-    fn record(&mut self, r: &crate::report::events::Record) {
-        if let Err(e) = self.jsonl.write(r) {
-            self.write_error
-                .get_or_insert_with(|| format!("results.jsonl: {e}"));
-        }
-        if matches!(r, crate::report::events::Record::RunFinished(_)) {
-            let _ = self.jsonl.sync();
-        }
-        self.records.push(r.clone());
-    }
-
-    /// Every record is written (flushed to the kernel) as it comes; it is
-    /// synced to disk once per round, so a power cut loses at most the round
-    /// that was running, and a 20,000-step run does not wait on 20,000 syncs.
-    fn round_started(&mut self, _: &str, _: usize, _: usize, _: u32, _: usize) {
-        let _ = self.jsonl.sync();
-    }
-}
-
 fn utc_now() -> time::OffsetDateTime {
     time::OffsetDateTime::now_utc()
 }
 
-fn rfc3339(t: time::OffsetDateTime) -> String {
+pub(crate) fn rfc3339(t: time::OffsetDateTime) -> String {
     t.format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()
-}
-
-/// `20261122T021500Z`: for names.
-fn stamp(now: time::OffsetDateTime) -> String {
-    format!(
-        "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
-        now.year(),
-        now.month() as u8,
-        now.day(),
-        now.hour(),
-        now.minute(),
-        now.second()
-    )
-}
-
-fn make_run_dir(
-    out: Option<&str>,
-    suite: &str,
-    now: time::OffsetDateTime,
-) -> Result<std::path::PathBuf, AppError> {
-    let dir = match out {
-        Some(o) => std::path::PathBuf::from(o),
-        None => std::path::PathBuf::from("reports").join(format!("{suite}-{}", stamp(now))),
-    };
-    if dir.join("results.jsonl").exists() {
-        return Err(AppError::Input(format!(
-            "{}: already holds a run (results.jsonl); choose another --out or remove it",
-            dir.display()
-        )));
-    }
-    std::fs::create_dir_all(dir.join("raw")).map_err(|e| {
-        AppError::Input(format!(
-            "{}: cannot create the run directory: {e}",
-            dir.display()
-        ))
-    })?;
-    Ok(dir)
 }
 
 /// Refuses before anything runs: production without --allow-disruptive,
@@ -228,26 +167,6 @@ fn check_disruptive(
     Ok(())
 }
 
-fn write_outputs(
-    dir: &std::path::Path,
-    records: &[crate::report::events::Record],
-) -> Result<(), String> {
-    let junit = crate::report::junit::render(records, dir, crate::report::junit::DEFAULT_ROLLUP)?;
-    std::fs::write(dir.join("junit.xml"), junit).map_err(|e| format!("junit.xml: {e}"))?;
-    std::fs::write(
-        dir.join("report.html"),
-        crate::report::html::render(records, dir),
-    )
-    .map_err(|e| format!("report.html: {e}"))?;
-    let summary = crate::report::summary::summary_json(records, &dir.display().to_string());
-    std::fs::write(
-        dir.join("summary.json"),
-        serde_json::to_string_pretty(&summary).unwrap_or_default() + "\n",
-    )
-    .map_err(|e| format!("summary.json: {e}"))?;
-    Ok(())
-}
-
 pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
     use crate::report::events::{Record, RunFinished};
 
@@ -277,26 +196,26 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
     } else {
         None
     };
-    let dir = make_run_dir(a.out.as_deref(), &i.suite.name, started)?;
-    let jsonl =
-        crate::report::jsonl::JsonlWriter::create(&dir.join("results.jsonl")).map_err(|e| {
-            AppError::Input(format!(
-                "{}: cannot write results.jsonl: {e}",
-                dir.display()
-            ))
-        })?;
-    let mut sinks = RunSinks {
-        jsonl,
-        records: Vec::new(),
-        write_error: None,
-    };
-    let mut progress = crate::report::progress::Progress::new(a.progress);
+    let dir = rundir::claim_run_dir(a.out.as_deref(), &i.suite.name, started, &run_id)?;
+    let jsonl_path = dir.join("results.jsonl");
+    let jsonl = crate::report::jsonl::JsonlWriter::create(&jsonl_path).map_err(|e| {
+        AppError::Incomplete(format!("{}: cannot write: {e}", jsonl_path.display()))
+    })?;
     let rt = remote::runtime()?;
-    // Ctrl-C and SIGTERM: start nothing new, stop what runs, keep what finished.
-    let cancel_rx = remote::cancel_on_signal(
+    // Ctrl-C and SIGTERM: start nothing new, stop what runs, keep what
+    // finished. A failed output write pulls the same cord.
+    let (cancel_tx, cancel_rx) = remote::cancel_channel(
         &rt,
         "rocegate: interrupted: stopping running steps, keeping finished results",
     );
+    let failure = rundir::OutputFailure::new(cancel_tx);
+    let mut sinks = rundir::RunSinks {
+        jsonl,
+        path: jsonl_path,
+        records: Vec::new(),
+        failure: failure.clone(),
+    };
+    let mut progress = crate::report::progress::Progress::new(a.progress);
     // Real hosts are asked first, all at once: who answers, what is
     // installed, and the GID index of NICs set to `discover`.
     let mut inv = i.inventory.clone();
@@ -335,10 +254,15 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
                 }
             }
             let raw_dir = dir.clone();
+            let raw_failure = failure.clone();
             let mut write_raw = |rel: &str, text: String| -> Option<String> {
-                crate::report::raw::write(&raw_dir, rel, &text)
-                    .ok()
-                    .map(|_| rel.to_string())
+                match crate::report::raw::write(&raw_dir, rel, &text) {
+                    Ok(()) => Some(rel.to_string()),
+                    Err(e) => {
+                        raw_failure.fail(&raw_dir.join(rel), &e);
+                        None
+                    }
+                }
             };
             let mut all: [&mut dyn crate::runner::Sink; 2] = [&mut sinks, &mut progress];
             engine.run(cancel_rx, &mut all, &mut write_raw).await
@@ -359,20 +283,30 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
     if let Some(e) = &unhealed {
         eprintln!("rocegate: {e}");
     }
-    let code = if outcome.interrupted || unhealed.is_some() {
+    let write_failed = failure.get();
+    let incomplete = outcome.interrupted || unhealed.is_some() || write_failed.is_some();
+    let code = if incomplete {
         crate::exit::INCOMPLETE
     } else if outcome.gate_passed {
         PASS
     } else {
         crate::exit::GATE_FAILED
     };
+    // Counted from what was recorded: after a failed write, verdicts the
+    // engine made but results.jsonl does not hold are not claimed.
+    let mut counts = crate::score::Counts::default();
+    for r in &sinks.records {
+        if let Record::Verdict(v) = r {
+            counts.add(v.verdict);
+        }
+    }
     let fin = Record::RunFinished(RunFinished {
         ended_at: rfc3339(utc_now()),
-        interrupted: outcome.interrupted,
-        counts: outcome.counts,
-        gate_passed: outcome.gate_passed && !outcome.interrupted && unhealed.is_none(),
+        interrupted: incomplete,
+        counts,
+        gate_passed: outcome.gate_passed && !incomplete,
         exit_code: code,
-        reason: unhealed.clone().or_else(|| {
+        reason: write_failed.clone().or(unhealed.clone()).or_else(|| {
             outcome
                 .interrupted
                 .then(|| "interrupted by a signal".to_string())
@@ -393,20 +327,19 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
         eprintln!("rocegate: {e}");
         return Ok(crate::exit::INCOMPLETE.max(code));
     }
-    if let Some(e) = sinks.write_error {
-        eprintln!("rocegate: {e}");
-        return Ok(crate::exit::INCOMPLETE.max(code));
-    }
-    let c = outcome.counts;
+    let c = counts;
     out(&format!(
         "{}: {} pass, {} warn, {} fail, {} error, {} skipped -> exit {code}\nreports: {dir_s}/ (junit.xml, report.html, results.jsonl, summary.json)\n",
-        if outcome.interrupted || unhealed.is_some() { "INCOMPLETE" } else if outcome.gate_passed { "GATE PASSED" } else { "GATE FAILED" },
+        if incomplete { "INCOMPLETE" } else if outcome.gate_passed { "GATE PASSED" } else { "GATE FAILED" },
         c.pass,
         c.warn,
         c.fail,
         c.error,
         c.skipped
     ));
+    if let Some(e) = &write_failed {
+        eprintln!("rocegate: the run stopped early: {e}; results.jsonl holds every record written before it");
+    }
     Ok(code)
 }
 
@@ -427,7 +360,15 @@ pub fn report(a: &crate::cli::ReportArgs) -> Result<i32, AppError> {
         dir.display(),
         records.len()
     );
-    Ok(PASS)
+    // A cut-short run is never a pass, whatever its verdicts say.
+    let done = crate::report::events::completeness(&records);
+    if !done.complete {
+        eprintln!("rocegate: {}: {}", dir.display(), done.describe());
+        return Ok(crate::exit::INCOMPLETE);
+    }
+    Ok(crate::report::events::run_finished(&records)
+        .map(|f| f.exit_code)
+        .unwrap_or(crate::exit::INCOMPLETE))
 }
 
 pub fn parse(a: &crate::cli::ParseArgs) -> Result<i32, AppError> {

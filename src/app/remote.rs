@@ -62,7 +62,17 @@ pub(super) fn cancel_on_signal(
     rt: &tokio::runtime::Runtime,
     note: &'static str,
 ) -> crate::exec::Cancel {
+    cancel_channel(rt, note).1
+}
+
+/// [`cancel_on_signal`], with the sender for other reasons to stop (an
+/// output that cannot be written).
+pub(super) fn cancel_channel(
+    rt: &tokio::runtime::Runtime,
+    note: &'static str,
+) -> (tokio::sync::watch::Sender<bool>, crate::exec::Cancel) {
     let (tx, rx) = tokio::sync::watch::channel(false);
+    let signal_tx = tx.clone();
     rt.spawn(async move {
         use tokio::signal::unix::{signal, SignalKind};
         // SIGHUP too: a dropped ssh session to the controller must not
@@ -81,9 +91,9 @@ pub(super) fn cancel_on_signal(
             _ = any => {}
         }
         eprintln!("{note}");
-        let _ = tx.send(true);
+        let _ = signal_tx.send(true);
     });
-    rx
+    (tx, rx)
 }
 
 /// Resolves when any of `signals` arrives (never, when there are none).

@@ -159,3 +159,74 @@ pub struct RunFinished {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
+
+/// Whether a run's log is the whole run, and if not, why and what did not
+/// run. Every output (JUnit, HTML, summary.json, `rocegate report`) asks
+/// this one function, so they cannot disagree about a cut-short run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Completeness {
+    pub complete: bool,
+    /// Why the run is incomplete; `None` when it is complete.
+    pub reason: Option<String>,
+    /// Planned tests without a single verdict, in plan order.
+    pub not_run: Vec<String>,
+}
+
+pub fn completeness(records: &[Record]) -> Completeness {
+    let judged: std::collections::HashSet<&str> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Verdict(v) => Some(v.test.as_str()),
+            _ => None,
+        })
+        .collect();
+    let not_run: Vec<String> = run_started(records)
+        .map(|s| {
+            s.tests
+                .iter()
+                .filter(|t| !judged.contains(t.name.as_str()))
+                .map(|t| t.name.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    let reason = match run_finished(records) {
+        None => Some(
+            "the run did not finish: results.jsonl has no run_finished record (rocegate was killed, crashed, or could not write its results)"
+                .to_string(),
+        ),
+        Some(f) if f.interrupted || f.exit_code == crate::exit::INCOMPLETE => Some(
+            f.reason
+                .clone()
+                .unwrap_or_else(|| "the run was interrupted".to_string()),
+        ),
+        Some(_) if run_started(records).is_none() => {
+            Some("results.jsonl has no run_started record".to_string())
+        }
+        Some(_) => None,
+    };
+    Completeness {
+        complete: reason.is_none(),
+        reason,
+        not_run,
+    }
+}
+
+impl Completeness {
+    /// One paragraph for a person: why, and which tests did not run.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "run incomplete: {}",
+            self.reason.as_deref().unwrap_or("the run finished")
+        );
+        if self.not_run.is_empty() {
+            s += "; every planned test has at least one verdict, but verdicts may be missing or judged on part of their samples";
+        } else {
+            s += &format!(
+                "; {} planned test(s) have no verdict: {}",
+                self.not_run.len(),
+                self.not_run.join(", ")
+            );
+        }
+        s
+    }
+}

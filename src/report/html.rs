@@ -150,15 +150,16 @@ pub fn render(records: &[Record], run_dir: &Path) -> String {
             esc(&s.transport),
             s.seed,
             esc(&s.inventory.path),
-            &s.inventory.sha256[..12.min(s.inventory.sha256.len())],
+            esc(&s.inventory.sha256.chars().take(12).collect::<String>()),
             esc(&s.suite_file.path),
-            &s.suite_file.sha256[..12.min(s.suite_file.sha256.len())]
+            esc(&s.suite_file.sha256.chars().take(12).collect::<String>())
         );
     }
+    let done = super::events::completeness(records);
     match finished {
         Some(f) => {
-            let (cls, text) = if f.interrupted {
-                ("no", "RUN INCOMPLETE (interrupted)".to_string())
+            let (cls, text) = if !done.complete {
+                ("no", "RUN INCOMPLETE".to_string())
             } else if f.gate_passed {
                 ("ok", "GATE PASSED".to_string())
             } else {
@@ -171,7 +172,10 @@ pub fn render(records: &[Record], run_dir: &Path) -> String {
                 f.exit_code, c.pass, c.warn, c.fail, c.error, c.skipped
             );
         }
-        None => h.push_str("<p class=\"gate no\">RUN DID NOT FINISH (no run_finished record)</p>"),
+        None => h.push_str("<p class=\"gate no\">RUN INCOMPLETE — exit 3</p>"),
+    }
+    if !done.complete {
+        let _ = write!(h, "<p class=\"error\" id=\"incomplete\">{}</p>", esc(&done.describe()));
     }
     // The hosts, as the preflight found them: problems listed, the ready counted.
     let pre: Vec<&crate::exec::preflight::HostReport> = records

@@ -9,19 +9,36 @@ use super::events::Record;
 
 pub struct JsonlWriter {
     file: File,
+    /// Bytes of whole records written so far: a failed write is cut back
+    /// to this, so the file never ends in a torn record that a later
+    /// successful write would bury mid-file.
+    len: u64,
 }
 
 impl JsonlWriter {
     pub fn create(path: &Path) -> std::io::Result<Self> {
         let file = OpenOptions::new().create(true).append(true).open(path)?;
-        Ok(JsonlWriter { file })
+        let len = file.metadata()?.len();
+        Ok(JsonlWriter { file, len })
     }
 
     pub fn write(&mut self, r: &Record) -> std::io::Result<()> {
         let mut line = serde_json::to_string(r).map_err(std::io::Error::other)?;
         line.push('\n');
-        self.file.write_all(line.as_bytes())?;
-        self.file.flush()
+        match self
+            .file
+            .write_all(line.as_bytes())
+            .and_then(|_| self.file.flush())
+        {
+            Ok(()) => {
+                self.len += line.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                let _ = self.file.set_len(self.len);
+                Err(e)
+            }
+        }
     }
 
     /// Forces what was written to disk (after verdicts and at the end).

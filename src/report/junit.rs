@@ -3,6 +3,15 @@
 //! component, failure messages with the measured value and the threshold,
 //! raw output in system-out. A pure function of the records and raw files.
 //!
+//! A run that did not finish (killed, interrupted, out of disk) gains a
+//! first testsuite `<suite>.run` with an `error` testcase "run incomplete"
+//! saying why and which tests did not run, so CI never reads a cut-short
+//! run as a clean one.
+//!
+//! Everything from records and raw files is untrusted text: attribute
+//! values are escaped by the writer, CDATA content goes through
+//! [`cdata_safe`], control characters are removed.
+//!
 //! Past `rollup_limit` components in one test (a full mesh of hundreds of
 //! nodes), pair results are rolled up per NIC: one testcase per NIC with its
 //! worst verdict and the partners that made it so.
@@ -17,7 +26,7 @@ use crate::score::{fails_gate, Verdict};
 
 use super::events::{Record, VerdictRecord};
 use super::raw;
-use super::sanitize::xml_safe;
+use super::sanitize::{cdata_safe, xml_safe};
 
 /// Raw output per testcase is capped so the file stays usable.
 const SYSTEM_OUT_CAP: usize = 32 * 1024;
@@ -70,7 +79,7 @@ fn testcase(run_dir: &Path, gate: &Gate, suite: &str, v: &VerdictRecord) -> Test
         }
         _ => TestCase::success(&name, time),
     };
-    tc.set_classname(&format!("{suite}.{}", v.test));
+    tc.set_classname(&xml_safe(&format!("{suite}.{}", v.test)));
     tc.set_system_out(&evidence_text(run_dir, v));
     tc
 }
@@ -162,6 +171,21 @@ pub fn render(records: &[Record], run_dir: &Path, rollup_limit: usize) -> Result
         }
     }
     let mut report = ReportBuilder::new();
+    let done = super::events::completeness(records);
+    if !done.complete {
+        let mut tc = TestCase::error(
+            "run incomplete",
+            Duration::ZERO,
+            "incomplete",
+            &xml_safe(&done.describe()),
+        );
+        tc.set_classname(&xml_safe(&format!("{suite}.run")));
+        tc.set_system_out(&cdata_safe(&format!("{}\n", done.describe())));
+        let mut ts = TestSuiteBuilder::new(&xml_safe(&format!("{suite}.run")));
+        ts.set_timestamp(timestamp);
+        ts.add_testcase(tc);
+        report.add_testsuite(ts.build());
+    }
     for test in order {
         let Some(vs) = groups.get(&test) else {
             continue;
@@ -174,7 +198,7 @@ pub fn render(records: &[Record], run_dir: &Path, rollup_limit: usize) -> Result
             } else {
                 vs.clone()
             };
-        let mut ts = TestSuiteBuilder::new(&format!("{suite}.{test}"));
+        let mut ts = TestSuiteBuilder::new(&xml_safe(&format!("{suite}.{test}")));
         ts.set_timestamp(timestamp);
         ts.add_testcases(list.iter().map(|v| testcase(run_dir, &gate, suite, v)));
         report.add_testsuite(ts.build());

@@ -54,31 +54,53 @@ pub fn render(cmds: &StepCommands, outs: &[InvocationOutput]) -> String {
     s
 }
 
+/// Writes a step's raw file; `rel` must stay inside the run directory.
+/// Written to a temporary name and renamed, so a full disk leaves no torn
+/// file that a report would read as the tool's whole output.
 pub fn write(run_dir: &Path, rel: &str, text: &str) -> std::io::Result<()> {
-    let path: PathBuf = run_dir.join(rel);
+    let path: PathBuf = crate::paths::join_within(run_dir, rel)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    let mut f = std::fs::File::create(&path)?;
-    f.write_all(text.as_bytes())
+    write_atomic(&path, text.as_bytes())
+}
+
+/// `path` holds all of `bytes` or, on any error, is left as it was.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".part");
+    let tmp = PathBuf::from(tmp);
+    let result = std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|_| f.flush()))
+        .and_then(|_| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }
 
 /// Reads a raw file back (for reports), capped so one runaway log cannot
-/// blow up a report; the cut is said where it happened.
+/// blow up a report (only `cap` bytes are read); the cut is said where it
+/// happened. Bytes that are not UTF-8 are shown as U+FFFD.
 pub fn read_capped(run_dir: &Path, rel: &str, cap: usize) -> Option<String> {
-    let text = std::fs::read(run_dir.join(rel)).ok()?;
-    let text = String::from_utf8_lossy(&text);
-    if text.len() <= cap {
-        return Some(text.into_owned());
+    use std::io::Read;
+    let path = crate::paths::join_within(run_dir, rel).ok()?;
+    let f = std::fs::File::open(&path).ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
     }
-    let mut cut = cap;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
+    let mut bytes = Vec::new();
+    f.take(cap as u64 + 1).read_to_end(&mut bytes).ok()?;
+    if bytes.len() <= cap {
+        return Some(String::from_utf8_lossy(&bytes).into_owned());
     }
+    let total = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    bytes.truncate(cap);
+    let text = String::from_utf8_lossy(&bytes);
+    // A character cut in half at the cap is dropped, not shown as U+FFFD.
+    let text = text.strip_suffix('\u{fffd}').unwrap_or(&text);
     Some(format!(
-        "{}\n[... cut: {} of {} bytes shown; full output in {rel}]\n",
-        &text[..cut],
-        cut,
-        text.len()
+        "{text}\n[... cut: {cap} of {total} bytes shown; full output in {rel}]\n"
     ))
 }

@@ -1,5 +1,8 @@
 //! Tool output goes into XML and HTML: strip ANSI escapes and the control
-//! characters XML 1.0 forbids, and escape for HTML.
+//! characters XML 1.0 forbids, keep CDATA sections closed where we close
+//! them, and escape for HTML. Tool output and switch responses are
+//! untrusted text: whatever they hold, the file around them stays
+//! well-formed and holds only the elements rocegate wrote.
 
 pub use crate::workload::text::strip_ansi;
 
@@ -15,6 +18,15 @@ pub fn xml_safe(s: &str) -> String {
         .collect()
 }
 
+/// Text for the inside of a CDATA section: [`xml_safe`], and every `]]>`
+/// (which would end the section early and let the rest be read as markup)
+/// split across two sections, so a reader sees the same characters.
+pub fn cdata_safe(s: &str) -> String {
+    xml_safe(s).replace("]]>", "]]]]><![CDATA[>")
+}
+
+/// HTML-escaped text with the control characters removed that browsers
+/// render as replacement boxes or that cut a copied log short (NUL).
 pub fn html_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -24,6 +36,7 @@ pub fn html_escape(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            c if c.is_control() && !matches!(c, '\t' | '\n' | '\r') => {}
             c => out.push(c),
         }
     }
@@ -41,6 +54,11 @@ mod tests {
             "red ok\tx\n"
         );
         assert_eq!(strip_ansi("\u{1b}]0;title\u{7}text"), "text");
+        assert_eq!(
+            cdata_safe("a]]>b\u{0}]]]>"),
+            "a]]]]><![CDATA[>b]]]]]><![CDATA[>"
+        );
+        assert_eq!(html_escape("a\u{0}b\u{1b}c\n"), "abc\n");
         assert_eq!(
             html_escape("<a href='x'>&"),
             "&lt;a href=&#39;x&#39;&gt;&amp;"

@@ -12,6 +12,7 @@ use super::events::Record;
 pub fn summary_json(records: &[Record], run_dir: &str) -> serde_json::Value {
     let started = super::events::run_started(records);
     let finished = super::events::run_finished(records);
+    let done = super::events::completeness(records);
     let mut versions: BTreeSet<String> = BTreeSet::new();
     let mut commands: Vec<serde_json::Value> = Vec::new();
     let mut seen_tests: BTreeSet<&str> = BTreeSet::new();
@@ -54,7 +55,11 @@ pub fn summary_json(records: &[Record], run_dir: &str) -> serde_json::Value {
         "counts": finished.map(|f| f.counts),
         "gate_passed": finished.map(|f| f.gate_passed),
         "interrupted": finished.map(|f| f.interrupted),
-        "exit_code": finished.map(|f| f.exit_code),
+        // A run without run_finished was cut short: exit 3, as `report` says.
+        "exit_code": finished.map(|f| f.exit_code).unwrap_or(crate::exit::INCOMPLETE),
+        "complete": done.complete,
+        "incomplete_reason": done.reason,
+        "not_run": done.not_run,
     })
 }
 

@@ -1,0 +1,126 @@
+//! Every path rocegate writes or reads back under a directory of its own
+//! (a run directory, its `raw/`, the journal directory) is built here, from
+//! relative parts that cannot leave that directory: no absolute paths, no
+//! `..`, no empty or `.` components, no control characters. Names are
+//! validated at load already; this is the second line, for names that come
+//! back from a hand-edited `results.jsonl` or a future caller that forgot.
+//!
+//! Not for paths the user chose (`--out`, `-o`, `-i`): those go where the
+//! user said.
+
+use std::fmt;
+use std::path::{Component, Path, PathBuf};
+
+/// A relative path that would leave its directory, with the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Escape {
+    pub rel: String,
+    pub why: &'static str,
+}
+
+impl fmt::Display for Escape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shown: String = self.rel.chars().take(80).collect();
+        let more = if shown.len() < self.rel.len() { "…" } else { "" };
+        write!(f, "refused path \"{}{more}\": {}", shown.escape_debug(), self.why)
+    }
+}
+
+impl std::error::Error for Escape {}
+
+/// Checks one component: a plain file or directory name.
+pub fn component(name: &str) -> Result<&str, Escape> {
+    let why = if name.is_empty() {
+        Some("an empty name")
+    } else if name == "." || name == ".." {
+        Some("`.` and `..` are not names")
+    } else if name.contains(['/', '\\']) {
+        Some("a name cannot hold a path separator")
+    } else if name.chars().any(char::is_control) {
+        Some("a name cannot hold control characters")
+    } else if name.len() > 255 {
+        Some("a name is at most 255 bytes")
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(Escape {
+            rel: name.to_string(),
+            why,
+        }),
+        None => Ok(name),
+    }
+}
+
+/// `base` joined with `rel` (`/`-separated), refusing any `rel` that is
+/// absolute or has a component that is not a plain name.
+pub fn join_within(base: &Path, rel: &str) -> Result<PathBuf, Escape> {
+    let escape = |why| Escape {
+        rel: rel.to_string(),
+        why,
+    };
+    if rel.is_empty() {
+        return Err(escape("an empty path"));
+    }
+    if Path::new(rel).is_absolute() {
+        return Err(escape("an absolute path"));
+    }
+    let mut out = base.to_path_buf();
+    for part in rel.split('/') {
+        component(part).map_err(|e| escape(e.why))?;
+        // Belt and braces: std's own reading of the part is a plain name.
+        let mut parts = Path::new(part).components();
+        match (parts.next(), parts.next()) {
+            (Some(Component::Normal(_)), None) => out.push(part),
+            _ => return Err(escape("not a plain name")),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn plain_relative_paths_join() {
+        let p = join_within(Path::new("/run"), "raw/rail-bw/r0000-x00-s00001.txt").unwrap();
+        assert_eq!(p, Path::new("/run/raw/rail-bw/r0000-x00-s00001.txt"));
+    }
+
+    #[test]
+    fn escapes_are_refused() {
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "raw/../../x",
+            "raw/./x",
+            "raw//x",
+            "raw/x/",
+            "raw/\u{0}",
+            "raw/a\nb",
+            "..",
+            "raw\\..\\x",
+        ] {
+            let e = join_within(Path::new("/run"), bad).unwrap_err();
+            assert!(!e.to_string().is_empty(), "{bad:?}");
+        }
+        assert!(component("../../../../x").is_err());
+        assert!(component(&"a".repeat(300)).is_err());
+    }
+
+    proptest! {
+        /// Whatever the input, a joined path stays under its base.
+        #[test]
+        fn never_leaves_its_base(rel in "[a-z./\\\\\u{0}-\u{1f}]{0,24}") {
+            let base = Path::new("/base/dir");
+            if let Ok(p) = join_within(base, &rel) {
+                prop_assert!(p.starts_with(base));
+                prop_assert!(p.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_))));
+                prop_assert!(p.components().count() > base.components().count());
+            }
+        }
+    }
+}
