@@ -64,7 +64,7 @@ fn evidence_text(run_dir: &Path, v: &VerdictRecord) -> String {
     } else if let Some(rel) = v.evidence.first() {
         out += &format!("evidence: {rel}\n");
     }
-    xml_safe(&out)
+    cdata_safe(&out)
 }
 
 fn testcase(run_dir: &Path, gate: &Gate, suite: &str, v: &VerdictRecord) -> TestCase {
