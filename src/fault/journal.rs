@@ -82,7 +82,8 @@ pub fn default_path(fabric: &str) -> Result<PathBuf, String> {
             }
         })
         .collect();
-    Ok(base.join("rocegate/journal").join(format!("{name}.jsonl")))
+    crate::paths::join_within(&base, &format!("rocegate/journal/{name}.jsonl"))
+        .map_err(|e| format!("fault journal for fabric {fabric:?}: {e}"))
 }
 
 pub fn now() -> String {
