@@ -21,8 +21,17 @@ pub struct Escape {
 impl fmt::Display for Escape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let shown: String = self.rel.chars().take(80).collect();
-        let more = if shown.len() < self.rel.len() { "…" } else { "" };
-        write!(f, "refused path \"{}{more}\": {}", shown.escape_debug(), self.why)
+        let more = if shown.len() < self.rel.len() {
+            "…"
+        } else {
+            ""
+        };
+        write!(
+            f,
+            "refused path \"{}{more}\": {}",
+            shown.escape_debug(),
+            self.why
+        )
     }
 }
 

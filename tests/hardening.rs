@@ -57,7 +57,11 @@ print(json.dumps(out))
         .output()
     {
         Ok(o) => o,
-        Err(e) => return Err(format!("python3 is not installed ({e}): apt-get install python3")),
+        Err(e) => {
+            return Err(format!(
+                "python3 is not installed ({e}): apt-get install python3"
+            ))
+        }
     };
     assert!(
         out.status.success(),
@@ -169,7 +173,10 @@ fn hostile_tool_output_keeps_junit_well_formed() {
 
     // The HTML carries the same text escaped, and no raw control bytes.
     let html = read(run.join("report.html"));
-    assert!(!html.contains("<injected"), "markup from the tool is escaped");
+    assert!(
+        !html.contains("<injected"),
+        "markup from the tool is escaped"
+    );
     assert!(!html.contains('\0'));
 }
 
@@ -269,7 +276,11 @@ fn a_killed_run_is_incomplete_everywhere_and_its_out_stays_claimed() {
     let before = records(&dir);
     assert!(before.iter().all(|r| r["event"] != "run_finished"));
 
-    let out = rocegate_in(tmp.path()).arg("report").arg(&dir).output().unwrap();
+    let out = rocegate_in(tmp.path())
+        .arg("report")
+        .arg(&dir)
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("run incomplete"), "{stderr}");
@@ -289,7 +300,11 @@ fn a_killed_run_is_incomplete_everywhere_and_its_out_stays_claimed() {
     assert!(junit.contains("allreduce"));
     if let Ok(rows) = parse_junit(&dir.join("junit.xml")) {
         assert_eq!(rows[0].0, "run incomplete");
-        assert!(rows[0].1.contains("no run_finished record"), "{:?}", rows[0]);
+        assert!(
+            rows[0].1.contains("no run_finished record"),
+            "{:?}",
+            rows[0]
+        );
     }
 }
 

@@ -74,7 +74,11 @@ fn claim(dir: &Path, run_id: &str, started: &str) -> std::io::Result<bool> {
 /// Who holds `dir`, as its claim file says (or what else is there).
 fn holder(dir: &Path) -> String {
     let text = std::fs::read(dir.join(CLAIM))
-        .map(|b| String::from_utf8_lossy(&b[..b.len().min(200)]).trim().to_string())
+        .map(|b| {
+            String::from_utf8_lossy(&b[..b.len().min(200)])
+                .trim()
+                .to_string()
+        })
         .unwrap_or_default();
     if !text.is_empty() {
         text

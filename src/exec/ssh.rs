@@ -76,15 +76,19 @@ impl SshTransport {
         address: HashMap<String, String>,
     ) -> std::io::Result<Self> {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let control_dir =
-            std::env::temp_dir().join(format!("rocegate-ssh-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&control_dir)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&control_dir, std::fs::Permissions::from_mode(0o700))?;
-        }
+        // The ControlMaster sockets' directory is created exclusively and
+        // private (0700 from the start): a directory someone else made at
+        // the same predictable name in /tmp is never used.
+        let control_dir = loop {
+            use std::os::unix::fs::DirBuilderExt;
+            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let dir = std::env::temp_dir().join(format!("rocegate-ssh-{}-{n}", std::process::id()));
+            match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+                Ok(()) => break dir,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => continue,
+                Err(e) => return Err(e),
+            }
+        };
         Ok(SshTransport {
             spec: spec.clone(),
             address,

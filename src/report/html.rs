@@ -175,7 +175,11 @@ pub fn render(records: &[Record], run_dir: &Path) -> String {
         None => h.push_str("<p class=\"gate no\">RUN INCOMPLETE — exit 3</p>"),
     }
     if !done.complete {
-        let _ = write!(h, "<p class=\"error\" id=\"incomplete\">{}</p>", esc(&done.describe()));
+        let _ = write!(
+            h,
+            "<p class=\"error\" id=\"incomplete\">{}</p>",
+            esc(&done.describe())
+        );
     }
     // The hosts, as the preflight found them: problems listed, the ready counted.
     let pre: Vec<&crate::exec::preflight::HostReport> = records
