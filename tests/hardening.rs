@@ -275,6 +275,9 @@ fn a_killed_run_is_incomplete_everywhere_and_its_out_stays_claimed() {
     child.wait().unwrap();
     let before = records(&dir);
     assert!(before.iter().all(|r| r["event"] != "run_finished"));
+    // Before anyone runs `report`, the JUnit the killed run left says so.
+    let left = read(dir.join("junit.xml"));
+    assert!(left.contains("name=\"run incomplete\""), "{left:.400}");
 
     let out = rocegate_in(tmp.path())
         .arg("report")

@@ -214,6 +214,8 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
         path: jsonl_path,
         records: Vec::new(),
         failure: failure.clone(),
+        dir: dir.clone(),
+        current_test: None,
     };
     let mut progress = crate::report::progress::Progress::new(a.progress);
     // Real hosts are asked first, all at once: who answers, what is
@@ -253,6 +255,7 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
                     }
                 }
             }
+            sinks.provisional_junit();
             let raw_dir = dir.clone();
             let raw_failure = failure.clone();
             let mut write_raw = |rel: &str, text: String| -> Option<String> {

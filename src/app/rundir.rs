@@ -13,6 +13,10 @@
 //! cancels the run like a Ctrl-C: running steps stop, faults are healed,
 //! the exit is 3. From then on no record is kept in memory either, so no
 //! output claims a result that results.jsonl does not hold.
+//!
+//! Until the run finishes, junit.xml is a provisional one (rewritten at
+//! the start and at each new test) whose first testcase is the "run
+//! incomplete" error: a run killed outright leaves a JUnit that fails CI.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -200,6 +204,32 @@ pub struct RunSinks {
     pub path: PathBuf,
     pub records: Vec<Record>,
     pub failure: OutputFailure,
+    /// The run directory, for the provisional junit.xml.
+    pub dir: PathBuf,
+    /// The test whose rounds run now.
+    pub current_test: Option<String>,
+}
+
+impl RunSinks {
+    /// Writes junit.xml as the run stands: until run_finished it carries
+    /// the "run incomplete" error, so CI that reads the file of a run
+    /// killed with SIGKILL sees an error, never a clean partial pass.
+    pub fn provisional_junit(&mut self) {
+        if self.failure.get().is_some() {
+            return;
+        }
+        let Ok(xml) = crate::report::junit::render(
+            &self.records,
+            &self.dir,
+            crate::report::junit::DEFAULT_ROLLUP,
+        ) else {
+            return;
+        };
+        let path = self.dir.join("junit.xml");
+        if let Err(e) = crate::report::raw::write_atomic(&path, xml.as_bytes()) {
+            self.failure.fail(&path, &e);
+        }
+    }
 }
 
 impl crate::runner::Sink for RunSinks {
@@ -224,11 +254,15 @@ impl crate::runner::Sink for RunSinks {
     /// Every record is written (flushed to the kernel) as it comes; it is
     /// synced to disk once per round, so a power cut loses at most the round
     /// that was running, and a 20,000-step run does not wait on 20,000 syncs.
-    fn round_started(&mut self, _: &str, _: usize, _: usize, _: u32, _: usize) {
+    fn round_started(&mut self, test: &str, _: usize, _: usize, _: u32, _: usize) {
         if self.failure.get().is_none() {
             if let Err(e) = self.jsonl.sync() {
                 self.failure.fail(&self.path, &e);
             }
+        }
+        if self.current_test.as_deref() != Some(test) {
+            self.current_test = Some(test.to_string());
+            self.provisional_junit();
         }
     }
 }
