@@ -5,7 +5,6 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use tokio::io::AsyncReadExt;
 use tokio::process::{Child, Command};
 use tokio::task::JoinSet;
 
@@ -62,18 +61,10 @@ fn spawn(inv: &Invocation, now: f64) -> Result<Running, ExecFailure> {
         }
         _ => ExecFailure::Transport(format!("cannot start {prog}: {e}")),
     })?;
-    let mut out = child.stdout.take().expect("stdout is piped");
-    let mut err = child.stderr.take().expect("stderr is piped");
-    let stdout = tokio::spawn(async move {
-        let mut b = Vec::new();
-        let _ = out.read_to_end(&mut b).await;
-        String::from_utf8_lossy(&b).into_owned()
-    });
-    let stderr = tokio::spawn(async move {
-        let mut b = Vec::new();
-        let _ = err.read_to_end(&mut b).await;
-        String::from_utf8_lossy(&b).into_owned()
-    });
+    let out = child.stdout.take().expect("stdout is piped");
+    let err = child.stderr.take().expect("stderr is piped");
+    let stdout = tokio::spawn(async move { super::stream::read_capped(out).await });
+    let stderr = tokio::spawn(async move { super::stream::read_capped(err).await });
     Ok(Running {
         child,
         started: now,

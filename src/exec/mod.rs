@@ -12,6 +12,7 @@ pub mod emulated;
 pub mod local;
 pub mod preflight;
 pub mod ssh;
+pub mod stream;
 pub mod transport;
 pub mod types;
 

@@ -175,30 +175,41 @@ impl SshTransport {
                 };
             }
         };
-        let mut out = child.stdout.take().expect("stdout is piped");
+        let out = child.stdout.take().expect("stdout is piped");
         let err = child.stderr.take().expect("stderr is piped");
         let pgid: Arc<Mutex<Option<u32>>> = Arc::new(Mutex::new(None));
         let seen = pgid.clone();
         let stderr_task = tokio::spawn(async move {
-            let mut lines = BufReader::new(err).lines();
+            // Bytes, not `lines()`: a line that is not UTF-8 must not end
+            // the reading and leave the remote command blocked on a full pipe.
+            let mut reader = BufReader::new(err.take(super::stream::STREAM_CAP));
             let mut text = String::new();
-            while let Ok(Some(l)) = lines.next_line().await {
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                match reader.read_until(b'\n', &mut line).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                let l = String::from_utf8_lossy(&line);
+                let l = l.strip_suffix('\n').unwrap_or(&l);
+                let l = l.strip_suffix('\r').unwrap_or(l);
                 if let Some(id) = l.strip_prefix(PGID_MARK) {
                     if let Ok(id) = id.trim().parse() {
                         *seen.lock().unwrap_or_else(|p| p.into_inner()) = Some(id);
                         continue;
                     }
                 }
-                text.push_str(&l);
+                text.push_str(l);
                 text.push('\n');
+            }
+            let dropped = super::stream::drain(&mut reader.into_inner().into_inner()).await;
+            if dropped > 0 {
+                text += &super::stream::cut_note(dropped);
             }
             text
         });
-        let stdout_task = tokio::spawn(async move {
-            let mut b = Vec::new();
-            let _ = out.read_to_end(&mut b).await;
-            String::from_utf8_lossy(&b).into_owned()
-        });
+        let stdout_task = tokio::spawn(async move { super::stream::read_capped(out).await });
         let deadline = inv.limit() + LOCAL_GRACE;
         let mut failure = None;
         let status = tokio::select! {
