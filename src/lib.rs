@@ -15,6 +15,7 @@ pub mod exit;
 pub mod fault;
 pub mod inputs;
 pub mod plan;
+pub mod plausible;
 pub mod report;
 pub mod rng;
 pub mod runner;
