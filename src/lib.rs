@@ -16,6 +16,7 @@ pub mod fault;
 pub mod inputs;
 pub mod paths;
 pub mod plan;
+pub mod plausible;
 pub mod report;
 pub mod rng;
 pub mod runner;

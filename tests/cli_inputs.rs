@@ -1107,3 +1107,28 @@ fn every_schema_error_in_a_file_is_reported() {
     let lines = i.validate().bad_input();
     assert_eq!(lines.len(), 2, "{lines:#?}");
 }
+
+#[test]
+fn parse_perftest_impossible_value_is_bad_input() {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(PERFTEST_FIXTURE))
+            .expect("fixture");
+    let row = text
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("65536"))
+        .expect("65536-byte row");
+    let toks: Vec<&str> = row.split_whitespace().collect();
+    let bad_row = format!(" 65536 {} {} -5.00 {}", toks[1], toks[2], toks[4]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let f = write(dir.path(), "neg.txt", &text.replace(row, &bad_row));
+    let lines = rocegate(&["parse", "perftest", &f]).bad_input();
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert!(
+        lines[0].starts_with(&format!("{f}: impossible value")),
+        "{lines:#?}"
+    );
+    assert!(
+        lines[0].ends_with("row 65536 bytes: -5.00 Gb/sec is not a possible bandwidth (negative)"),
+        "{lines:#?}"
+    );
+}

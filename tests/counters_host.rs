@@ -460,3 +460,97 @@ mod props {
         }
     }
 }
+
+/// A counter this parser reads whose value cannot be a counter (negative,
+/// fractional, above 2^64 − 1, not finite) is an error naming the counter and
+/// why: never a silent zero, never a panic. Text where a value belongs
+/// (`N/A (no PMA)`) stays "not available".
+mod impossible_values {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn impossible() -> impl Strategy<Value = (String, &'static str)> {
+        prop_oneof![
+            (1u64..u64::MAX).prop_map(|v| (format!("-{v}"), "negative")),
+            (0u64..1 << 40, 1u32..99).prop_map(|(v, f)| (format!("{v}.{f:02}"), "fractional")),
+            (1u32..9).prop_map(|d| (format!("{d}8446744073709551616"), "2^64")),
+            Just(("nan".to_string(), "not a finite number")),
+            Just(("-inf".to_string(), "not a finite number")),
+        ]
+    }
+
+    const ETHTOOL: &str = "ethtool-mlx5-xdp-k515-nonzero.txt";
+    const RDMA: &str = "rdma-statistic-show-p-mlx5-2019.txt";
+
+    fn ethtool_with(name: &str, tok: &str) -> String {
+        fixture("host", ETHTOOL)
+            .lines()
+            .map(|l| match l.split_once(':') {
+                Some((n, _)) if n.trim() == name => format!("     {name}: {tok}"),
+                _ => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn unknown_names_may_hold_anything() {
+        let text = format!(
+            "{}\n     some_driver_note: -1.5\n",
+            fixture("host", ETHTOOL)
+        );
+        assert!(parse_ethtool_stats(&text).is_ok());
+    }
+
+    #[test]
+    fn sysfs_text_is_not_available_but_a_bad_number_is_an_error() {
+        let base = "/sys/class/infiniband/mlx5_0/ports/1";
+        let na = format!(
+            "{base}/counters/symbol_error:N/A (no PMA)\n{base}/hw_counters/np_cnp_sent:4\n"
+        );
+        let (_, rs) = parse_sysfs_counters(&na).unwrap();
+        assert_eq!(rs.len(), 1);
+        let bad = format!("{base}/counters/symbol_error:-3\n{base}/hw_counters/np_cnp_sent:4\n");
+        let e = parse_sysfs_counters(&bad).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "sysfs counters: symbol_error: `-3` is not a possible counter value (negative); the output is damaged"
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn ethtool(name in prop_oneof![Just("rx_bytes_phy"), Just("tx_packets_phy"), Just("rx_discards_phy")],
+                   (tok, why) in impossible()) {
+            let e = parse_ethtool_stats(&ethtool_with(name, &tok)).unwrap_err().to_string();
+            prop_assert!(e.starts_with(&format!("ethtool -S: {name}: `{tok}` is not a possible counter value (")), "{e}");
+            prop_assert!(e.contains(why), "{e}");
+        }
+
+        #[test]
+        fn ethtool_possible_values_are_read(v in any::<u64>()) {
+            let rs = parse_ethtool_stats(&ethtool_with("rx_discards_phy", &v.to_string())).unwrap();
+            let r = rs.iter().find(|r| r.vendor == "rx_discards_phy").unwrap();
+            prop_assert_eq!(r.value, v);
+        }
+
+        #[test]
+        fn sysfs(file in prop_oneof![
+                    Just("counters/port_rcv_data"), Just("counters/link_downed"),
+                    Just("hw_counters/np_cnp_sent"), Just("hw_counters/out_of_sequence")],
+                 (tok, why) in impossible()) {
+            let text = format!("/sys/class/infiniband/mlx5_0/ports/1/{file}:{tok}\n");
+            let e = parse_sysfs_counters(&text).unwrap_err().to_string();
+            prop_assert!(e.contains("is not a possible counter value"), "{e}");
+            prop_assert!(e.contains(why), "{e}");
+        }
+
+        #[test]
+        fn rdma_statistic((tok, why) in impossible()) {
+            let text = fixture("host", RDMA).replace("np_cnp_sent 0", &format!("np_cnp_sent {tok}"));
+            let e = parse_rdma_statistic(&text).unwrap_err().to_string();
+            prop_assert!(e.starts_with(&format!("rdma statistic: np_cnp_sent: `{tok}`")), "{e}");
+            prop_assert!(e.contains(why), "{e}");
+        }
+    }
+}

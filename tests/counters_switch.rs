@@ -144,3 +144,63 @@ proptest! {
         run_all(&text[..at]);
     }
 }
+
+/// A counter whose value cannot be one (negative, fractional, above
+/// 2^64 − 1, not finite) is an error naming it and why, in every source:
+/// never a silent zero, never a panic.
+mod impossible_values {
+    use super::*;
+
+    fn impossible() -> impl Strategy<Value = (String, &'static str)> {
+        prop_oneof![
+            (1u64..u64::MAX).prop_map(|v| (format!("-{v}"), "negative")),
+            (0u64..1 << 40, 1u32..99).prop_map(|(v, f)| (format!("{v}.{f:02}"), "fractional")),
+            (1u32..9).prop_map(|d| (format!("{d}8446744073709551616"), "2^64")),
+            Just(("nan".to_string(), "not a finite number")),
+        ]
+    }
+
+    const TC: &str = "qdisc ets 1: root refcnt 2 bands 8 strict 8 priomap 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7 7\n Sent 100 bytes 2 pkt (dropped 0, overlimits 0 requeues 0)\nqdisc red 18: parent 1:8 limit 400000b min 30000b max 30001b ecn\n Sent 100 bytes 2 pkt (dropped 0, overlimits 0 requeues 0)\n marked MARKED early 0 pdrop 0 other 0\n";
+
+    #[test]
+    fn tc_possible_values_are_read() {
+        let reds = parse_tc_qdisc(&TC.replace("MARKED", "7")).unwrap();
+        assert_eq!(reds[0].marked, Some(7));
+    }
+
+    proptest! {
+        #[test]
+        fn ethtool((tok, why) in impossible()) {
+            let text = fixture("ethtool-S-mlxsw-swp31-spectrum.txt")
+                .replace("     ecn_marked: 10", &format!("     ecn_marked: {tok}"));
+            let e = parse_ethtool_stats(&text).unwrap_err().to_string();
+            prop_assert!(e.contains(&format!("(ecn_marked): `{tok}` is not a possible counter value")), "{e}");
+            prop_assert!(e.contains(why), "{e}");
+        }
+
+        #[test]
+        fn tc_xstats((tok, why) in impossible()) {
+            let e = parse_tc_qdisc(&TC.replace("MARKED", &tok)).unwrap_err().to_string();
+            prop_assert!(e.starts_with(&format!("tc qdisc show: marked: `{tok}`")), "{e}");
+            prop_assert!(e.contains(why), "{e}");
+        }
+
+        /// `ip -j` values are JSON numbers: serde refuses a negative, a
+        /// fraction or one above u64 for a u64 field, and says where.
+        #[test]
+        fn ip_link_json(v in prop_oneof![
+            (1i64..i64::MAX).prop_map(|v| (-v).to_string()),
+            (0u32..1000, 1u32..99).prop_map(|(v, f)| format!("{v}.{f:02}")),
+            Just("18446744073709551616".to_string()),
+            Just("\"12\"".to_string()),
+        ]) {
+            let text = fixture("ip-s-s-j-link-show-veth.json");
+            let at = text.find("\"bytes\":").expect("bytes field");
+            let rest = &text[at + 8..];
+            let end = rest.find([',', '}']).unwrap();
+            let bad = format!("{}\"bytes\":{v}{}", &text[..at], &rest[end..]);
+            let e = parse_ip_link_json(&bad).unwrap_err().to_string();
+            prop_assert!(e.starts_with("ip -j link show: not the JSON `ip -j` prints"), "{e}");
+        }
+    }
+}

@@ -27,6 +27,7 @@ fn killed(name: &str) -> IperfReport {
         &fixture(name),
         &IperfParseOptions {
             killed_by_timeout: true,
+            ..Default::default()
         },
     )
     .unwrap_or_else(|e| panic!("{name}: {e}"))
@@ -273,6 +274,7 @@ fn every_truncation_is_a_clean_error() {
             &text[..at],
             &IperfParseOptions {
                 killed_by_timeout: true,
+                ..Default::default()
             },
         )
         .unwrap_or_else(|e| panic!("{at}: {e}"));
@@ -332,6 +334,112 @@ mod props {
         fn json_like_noise_never_panics(body in "[{}\\[\\]\":,0-9a-z_ .e+-]{0,300}") {
             check(&format!("{{\"end\": {body}"));
             check(&format!("{{\"intervals\": [{body}], \"end\": {{\"sum_received\": {{\"bits_per_second\": {body}}}}}}}"));
+        }
+    }
+}
+
+/// Impossible values embedded in a real `-J` output: the report is
+/// `unrecognised` with a reason naming the field and the value, and
+/// possible values in the same places still parse.
+mod impossible {
+    use super::*;
+    use proptest::prelude::*;
+
+    const FILE: &str = "iperf3-3.12-J-tcp-P1-i1-t3-loopback.json";
+
+    fn with(path: &[&str], v: serde_json::Value, link: Option<f64>) -> IperfReport {
+        let mut j: serde_json::Value = serde_json::from_str(&fixture(FILE)).unwrap();
+        let mut at = &mut j;
+        for p in path {
+            at = match p.parse::<usize>() {
+                Ok(i) => &mut at[i],
+                Err(_) => &mut at[*p],
+            };
+        }
+        *at = v;
+        let opts = IperfParseOptions {
+            link_gbps: link,
+            ..Default::default()
+        };
+        rocegate::workload::iperf::parse::parse(&j.to_string(), &opts).unwrap()
+    }
+
+    fn rejected(r: &IperfReport, at: &str) {
+        let e = r.error.as_ref().expect("an impossible value is an error");
+        assert_eq!(e.kind, FailureKind::Unrecognised, "{}", e.message);
+        assert!(e.message.starts_with(at), "{} (want {at})", e.message);
+        assert!(e.message.contains("is not a possible"), "{}", e.message);
+    }
+
+    #[test]
+    fn negative_null_and_too_fast() {
+        let r = with(
+            &["end", "sum_received", "bits_per_second"],
+            serde_json::json!(-5e9),
+            None,
+        );
+        assert_eq!(
+            r.error.as_ref().unwrap().message,
+            "end.sum_received: bits_per_second -5000000000.0 is not a possible bandwidth (negative)"
+        );
+        assert_eq!(r.received_gbps, None);
+        let r = with(
+            &["intervals", "1", "sum", "bits_per_second"],
+            serde_json::Value::Null,
+            None,
+        );
+        rejected(&r, "intervals[1].sum: bits_per_second null");
+        assert_eq!(r.intervals.len(), 2);
+        // The loopback fixture reads about 20 Gb/s: impossible on a 10 Gb/s link.
+        let r = with(
+            &["start", "version"],
+            serde_json::json!("iperf 3.12"),
+            Some(10.0),
+        );
+        rejected(&r, "intervals[0].sum: bits_per_second");
+        assert!(r.error.unwrap().message.contains("1.5 × the 10 Gb/s link"));
+        let r = with(
+            &["start", "version"],
+            serde_json::json!("iperf 3.12"),
+            Some(25.0),
+        );
+        assert!(r.error.is_none());
+    }
+
+    proptest! {
+        #[test]
+        fn impossible_rates_counts_and_times(
+            interval in 0usize..3,
+            field in prop_oneof![
+                Just("bits_per_second"), Just("bytes"), Just("start"), Just("end"), Just("retransmits")
+            ],
+            v in prop_oneof![
+                (1.0f64..1e15).prop_map(|v| serde_json::json!(-v)),
+                Just(serde_json::Value::Null),
+            ]
+        ) {
+            let r = with(&["intervals", &interval.to_string(), "sum", field], v, None);
+            rejected(&r, &format!("intervals[{interval}].sum: {field}"));
+        }
+
+        #[test]
+        fn above_any_port(bps in 3.3e12f64..1e300, total in any::<bool>()) {
+            let path: &[&str] = if total {
+                &["end", "sum_received", "bits_per_second"]
+            } else {
+                &["intervals", "2", "sum", "bits_per_second"]
+            };
+            let r = with(path, serde_json::json!(bps), None);
+            let at = if total { "end.sum_received" } else { "intervals[2].sum" };
+            rejected(&r, &format!("{at}: bits_per_second"));
+        }
+
+        #[test]
+        fn possible_rates_still_parse(bps in 0.0f64..3e12) {
+            let r = with(&["end", "sum_received", "bits_per_second"], serde_json::json!(bps), None);
+            prop_assert!(r.error.is_none(), "{:?}", r.error);
+            prop_assert_eq!(r.intervals.len(), 3);
+            prop_assert!((r.received_gbps.unwrap() - bps / 1e9).abs() <= 1e-9 * (bps / 1e9).max(1.0));
         }
     }
 }

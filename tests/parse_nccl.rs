@@ -466,3 +466,149 @@ mod props {
         }
     }
 }
+
+/// Impossible values embedded in real outputs: a row with one makes the
+/// report `unrecognised` (its first error) with a reason naming the row and
+/// the value, and the same row with a possible value still parses.
+mod impossible {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Columns `size count type redop time algbw busbw error time algbw busbw error`.
+    const FILE: &str = "all_reduce_perf-deepops-k8s-2node-errorcol.txt";
+
+    fn rows(lines: &[String]) -> Vec<usize> {
+        (0..lines.len())
+            .filter(|&i| {
+                let t: Vec<&str> = lines[i].split_whitespace().collect();
+                t.len() == 12 && t[0].bytes().all(|b| b.is_ascii_digit()) && t[2] == "float"
+            })
+            .collect()
+    }
+
+    fn with_cell(row: usize, col: usize, tok: &str) -> (String, String) {
+        let text = fixture("nccl", FILE);
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let all = rows(&lines);
+        let i = all[row % all.len()];
+        let mut toks: Vec<String> = lines[i].split_whitespace().map(str::to_string).collect();
+        toks[col] = tok.to_string();
+        let bytes = toks[0].clone();
+        lines[i] = format!("  {}", toks.join("   "));
+        (lines.join("\n"), bytes)
+    }
+
+    fn assert_rejected(text: &str, at: &str, tok: &str) -> NcclReport {
+        let r = parse(text, &NcclParseOptions::default()).expect("still nccl-tests output");
+        let e = &r.errors[0];
+        assert_eq!(e.kind, FailureKind::Unrecognised, "{:?}", r.errors);
+        let want = format!("{at}: {tok}");
+        assert!(e.message.starts_with(&want), "{} (want {want})", e.message);
+        assert!(e.message.contains("is not a possible"), "{}", e.message);
+        r
+    }
+
+    fn non_finite() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("nan".to_string()),
+            Just("-nan".to_string()),
+            Just("inf".to_string()),
+            Just("-inf".to_string()),
+        ]
+    }
+
+    fn negative() -> impl Strategy<Value = String> {
+        (0.01f64..1e5).prop_map(|v| format!("-{v:.2}"))
+    }
+
+    #[test]
+    fn the_largest_row_with_a_negative_busbw() {
+        let (text, bytes) = with_cell(usize::MAX, 6, "-5.00");
+        let r = assert_rejected(&text, &format!("row {bytes} bytes, out-of-place"), "-5.00");
+        assert_eq!(
+            r.errors[0].message,
+            format!("row {bytes} bytes, out-of-place: -5.00 GB/s is not a possible bus bandwidth (negative)")
+        );
+        assert!(r.rows.iter().all(|x| x.bytes.to_string() != bytes));
+    }
+
+    #[test]
+    fn summary_lines() {
+        let text = fixture("nccl", FILE);
+        let bad = text.replace(
+            "# Avg bus bandwidth    : 53.7098",
+            "# Avg bus bandwidth    : 1e308",
+        );
+        let r = assert_rejected(&bad, "# Avg bus bandwidth", "1e308 GB/s");
+        assert_eq!(r.avg_busbw_gbs, None);
+        let bad = text.replace(
+            "# Out of bounds values : 0 OK",
+            "# Out of bounds values : -3 OK",
+        );
+        assert_rejected(&bad, "# Out of bounds values", "-3");
+    }
+
+    #[test]
+    fn a_nan_data_check_error_is_wrong_results_not_impossible() {
+        let (text, _) = with_cell(0, 7, "nan");
+        let r = parse(&text, &NcclParseOptions::default()).unwrap();
+        assert!(r.impossible.is_empty());
+        assert_eq!(kinds(&r), [FailureKind::WrongResults]);
+        let (text, bytes) = with_cell(0, 7, "-1e-07");
+        assert_rejected(&text, &format!("row {bytes} bytes, out-of-place"), "-1e-07");
+    }
+
+    proptest! {
+        #[test]
+        fn impossible_bandwidth(
+            row in 0usize..100,
+            col in prop_oneof![Just(5usize), Just(6), Just(9), Just(10)],
+            tok in prop_oneof![
+                non_finite(),
+                negative(),
+                Just("1e308".to_string()),
+                (10_001.0f64..1e12).prop_map(|v| format!("{v:.2}")),
+            ]
+        ) {
+            let (text, bytes) = with_cell(row, col, &tok);
+            let place = if col < 8 { "out-of-place" } else { "in-place" };
+            assert_rejected(&text, &format!("row {bytes} bytes, {place}"), &tok);
+        }
+
+        #[test]
+        fn impossible_time(
+            row in 0usize..100,
+            col in prop_oneof![Just(4usize), Just(8)],
+            tok in prop_oneof![
+                non_finite(),
+                negative(),
+                (4e9f64..1e300).prop_map(|v| format!("{v:.2}")),
+            ]
+        ) {
+            let (text, bytes) = with_cell(row, col, &tok);
+            let place = if col < 8 { "out-of-place" } else { "in-place" };
+            assert_rejected(&text, &format!("row {bytes} bytes, {place}"), &tok);
+        }
+
+        #[test]
+        fn impossible_size_or_count(row in 0usize..100, col in 0usize..2, n in 1u64..1 << 40) {
+            let tok = format!("-{n}");
+            let (text, _) = with_cell(row, col, &tok);
+            let r = parse(&text, &NcclParseOptions::default()).unwrap();
+            prop_assert_eq!(r.errors[0].kind, FailureKind::Unrecognised);
+            prop_assert!(r.errors[0].message.contains(&format!("{tok} is not a possible")), "{}", r.errors[0].message);
+        }
+
+        #[test]
+        fn possible_values_in_the_same_rows_still_parse(row in 0usize..100, v in 0.0f64..5000.0) {
+            let want = parse_file("nccl", FILE).rows.len();
+            let tok = format!("{v:.2}");
+            let (text, bytes) = with_cell(row, 6, &tok);
+            let r = parse(&text, &NcclParseOptions::default()).unwrap();
+            prop_assert!(r.errors.is_empty(), "{:?}", r.errors);
+            prop_assert_eq!(r.rows.len(), want);
+            let got = r.rows.iter().find(|x| x.bytes.to_string() == bytes).unwrap();
+            prop_assert_eq!(got.out_of_place.as_ref().unwrap().busbw_gbs, Some(tok.parse::<f64>().unwrap()));
+        }
+    }
+}

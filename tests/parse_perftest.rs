@@ -225,6 +225,7 @@ fn out_json_needs_a_unit_or_infers_it_from_msgrate() {
     let with = PerftestParseOptions {
         unit_override: Some(BwUnit::MBps),
         killed_by_timeout: false,
+        ..Default::default()
     };
     let r = parse(&text, &with).unwrap();
     assert_eq!(r.format, "out_json");
@@ -240,13 +241,24 @@ fn out_json_needs_a_unit_or_infers_it_from_msgrate() {
     assert!(close(bw(&r, 0).bw_peak_gbps, mib(5293.52)));
     assert!(bw(&r, 0).msg_rate_check.as_ref().unwrap().ok);
 
-    // Declared as Gb/sec the numbers disagree with MsgRate, and the check says so.
+    // Declared as Gb/sec the peak reads 5293.52 Gb/s, more than any NIC
+    // port carries: the report is unrecognised and says why.
     let wrong = PerftestParseOptions {
         unit_override: Some(BwUnit::Gbps),
         killed_by_timeout: false,
+        ..Default::default()
     };
     let r = parse(&text, &wrong).unwrap();
-    assert_eq!(r.msg_rate_mismatches, 1);
+    let e = r.error.as_ref().expect("impossible peak");
+    assert_eq!(e.kind, FailureKind::Unrecognised);
+    assert!(
+        e.message.starts_with(
+            "row 65536 bytes: 5293.52 Gb/sec is not a possible bandwidth (above 3200 Gb/s"
+        ),
+        "{}",
+        e.message
+    );
+    assert!(r.rows.is_empty());
 
     // Without a unit, MsgRate tells it: 2^20-byte megabytes.
     let r = parse(&text, &PerftestParseOptions::default()).unwrap();
@@ -318,6 +330,7 @@ fn timeout_after_rows_is_a_fabric_hang() {
     let opts = PerftestParseOptions {
         unit_override: None,
         killed_by_timeout: true,
+        ..Default::default()
     };
     let r = parse(&cut, &opts).unwrap();
     assert_eq!(r.rows.len(), 5);
@@ -562,6 +575,265 @@ mod props {
                 rows.join("\n")
             );
             check(&text);
+        }
+    }
+}
+
+/// Impossible values embedded in real outputs: a row with one makes the whole
+/// report `unrecognised` with a reason naming the row and the value, and the
+/// same row with a possible value still parses.
+mod impossible {
+    use super::*;
+    use proptest::prelude::*;
+
+    const GBITS: &str = "ib_write_bw-cns-roce-all-gbits-client.txt";
+    const MBSEC: &str = "ib_send_bw-mlx4-ib-all-mbsec.txt";
+    const LAT: &str = "ib_write_lat-mlx4-ib-all-percentiles.txt";
+
+    /// The fixture's lines and the indices of the first table's rows.
+    fn table(name: &str) -> (Vec<String>, Vec<usize>) {
+        let text = fixture("perftest", name);
+        let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let header = lines
+            .iter()
+            .position(|l| l.trim_start().starts_with("#bytes"))
+            .expect("header");
+        let rows = (header + 1..lines.len())
+            .take_while(|&i| {
+                lines[i]
+                    .split_whitespace()
+                    .next()
+                    .is_some_and(|t| t.bytes().all(|b| b.is_ascii_digit()))
+            })
+            .collect();
+        (lines, rows)
+    }
+
+    /// The fixture with cell `col` of row `row` replaced by `tok`; returns the
+    /// text and the row's size.
+    fn with_cell(name: &str, row: usize, col: usize, tok: &str) -> (String, String) {
+        let (mut lines, rows) = table(name);
+        let i = rows[row % rows.len()];
+        let mut toks: Vec<String> = lines[i].split_whitespace().map(str::to_string).collect();
+        toks[col] = tok.to_string();
+        let bytes = toks[0].clone();
+        lines[i] = format!(" {}", toks.join("   "));
+        (lines.join("\n"), bytes)
+    }
+
+    fn assert_rejected(text: &str, opts: &PerftestParseOptions, bytes: &str, tok: &str) {
+        let r = parse(text, opts).expect("still perftest output");
+        let e = r.error.as_ref().expect("an impossible value is an error");
+        assert_eq!(e.kind, FailureKind::Unrecognised, "{}", e.message);
+        let want = format!("row {bytes} bytes: {tok}");
+        assert!(e.message.starts_with(&want), "{} (want {want})", e.message);
+        assert!(e.message.contains("is not a possible"), "{}", e.message);
+        assert!(!r.impossible.is_empty());
+        assert!(r.rows.iter().all(|row| row.bytes().to_string() != bytes));
+    }
+
+    /// Written as a number, but none any link or clock could measure.
+    fn non_finite() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("nan".to_string()),
+            Just("-nan".to_string()),
+            Just("inf".to_string()),
+            Just("-inf".to_string()),
+            Just("1e999".to_string()),
+        ]
+    }
+
+    fn negative() -> impl Strategy<Value = String> {
+        (0.01f64..1e6).prop_map(|v| format!("-{v:.2}"))
+    }
+
+    /// Above 3200 Gb/s whether read as Gb/sec or as MB/sec.
+    fn over_any_port() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("1e308".to_string()),
+            (4e5f64..1e12).prop_map(|v| format!("{v:.2}")),
+        ]
+    }
+
+    fn impossible_bw() -> impl Strategy<Value = String> {
+        prop_oneof![non_finite(), negative(), over_any_port()]
+    }
+
+    #[test]
+    fn the_issue_s_examples() {
+        let opts = PerftestParseOptions::default();
+        let (text, bytes) = with_cell(GBITS, 15, 3, "-5.00");
+        assert_eq!(bytes, "65536");
+        let r = parse(&text, &opts).unwrap();
+        assert_eq!(
+            r.error.unwrap().message,
+            "row 65536 bytes: -5.00 Gb/sec is not a possible bandwidth (negative)"
+        );
+        let (text, _) = with_cell(GBITS, 15, 3, "1e308");
+        let e = parse(&text, &opts).unwrap().error.unwrap();
+        assert_eq!(
+            e.message,
+            "row 65536 bytes: 1e308 Gb/sec is not a possible bandwidth (above 3200 Gb/s: 3200 Gb/s per port and direction, faster than any NIC (no link rate given))"
+        );
+    }
+
+    #[test]
+    fn a_known_link_lowers_the_ceiling() {
+        // The fixture's 8 MiB row reads 52.52 Gb/s: possible on a 100 Gb/s
+        // link, impossible on a 25 Gb/s one (above 37.5).
+        let text = fixture("perftest", GBITS);
+        let on = |link| PerftestParseOptions {
+            link_gbps: Some(link),
+            ..Default::default()
+        };
+        assert!(parse(&text, &on(100.0)).unwrap().error.is_none());
+        let e = parse(&text, &on(25.0)).unwrap().error.unwrap();
+        assert_eq!(e.kind, FailureKind::Unrecognised);
+        assert!(
+            e.message
+                .contains("above 37.5 Gb/s: 1.5 × the 25 Gb/s link"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn bidirectional_counts_both_directions() {
+        // 4 QPs bidirectional; the largest rows read well above one 25 Gb/s
+        // direction but not above both with the margin.
+        let name = "ib_write_bw-amd-ionic-rocm-bidir-4qp-all-client-timestamps.txt";
+        let text = fixture("perftest", name);
+        let plain = parse(&text, &PerftestParseOptions::default()).unwrap();
+        assert!(plain.bidirectional);
+        let max = plain
+            .rows
+            .iter()
+            .filter_map(|r| r.as_bw())
+            .flat_map(|b| [b.bw_peak_gbps, b.bw_avg_gbps])
+            .flatten()
+            .fold(0.0, f64::max);
+        let link = max / 2.0; // max = 2 × link: fine with 2 directions × 1.5
+        let opts = PerftestParseOptions {
+            link_gbps: Some(link),
+            ..Default::default()
+        };
+        assert!(parse(&text, &opts).unwrap().error.is_none());
+        let opts = PerftestParseOptions {
+            link_gbps: Some(max / 3.5),
+            ..Default::default()
+        };
+        let e = parse(&text, &opts).unwrap().error.unwrap();
+        assert!(e.message.contains("× 2 directions"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_timeout_after_an_impossible_row_keeps_both() {
+        let (text, _) = with_cell(GBITS, 3, 3, "nan");
+        let opts = PerftestParseOptions {
+            killed_by_timeout: true,
+            ..Default::default()
+        };
+        let r = parse(&text, &opts).unwrap();
+        assert_eq!(r.error.unwrap().kind, FailureKind::Unrecognised);
+        assert_eq!(r.other_errors[0].kind, FailureKind::Timeout);
+    }
+
+    #[test]
+    fn out_json_negative_size_and_rate() {
+        let neg = r#"{"test_info": {"test": "RDMA_Write_BW_Test"}, "results": {"MsgSize": -65536, "n_iterations": 5000, "BW_peak": 10.0, "BW_average": 9.0, "MsgRate": 0.01}}"#;
+        let e = parse(neg, &PerftestParseOptions::default())
+            .unwrap()
+            .error
+            .unwrap();
+        assert_eq!(
+            e.message,
+            "row -65536 bytes: MsgSize -65536 is not a possible message size in bytes (negative)"
+        );
+        let rate = r#"{"results": {"MsgSize": 65536, "BW_peak": 10.0, "BW_average": 9.0, "MsgRate": "nan"}}"#;
+        let e = parse(rate, &PerftestParseOptions::default())
+            .unwrap()
+            .error
+            .unwrap();
+        assert!(e.message.contains("MsgRate nan"), "{}", e.message);
+        let bw = r#"{"results": {"MsgSize": 65536, "BW_peak": 10.0, "BW_average": -9.0, "MsgRate": 0.01}}"#;
+        let opts = PerftestParseOptions {
+            unit_override: Some(BwUnit::Gbps),
+            ..Default::default()
+        };
+        let e = parse(bw, &opts).unwrap().error.unwrap();
+        assert_eq!(
+            e.message,
+            "row 65536 bytes: -9.0 Gb/sec is not a possible bandwidth (negative)"
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn impossible_bandwidth_in_a_gbits_table(
+            row in 0usize..100, col in 2usize..4, tok in impossible_bw()
+        ) {
+            let (text, bytes) = with_cell(GBITS, row, col, &tok);
+            assert_rejected(&text, &PerftestParseOptions::default(), &bytes, &tok);
+        }
+
+        #[test]
+        fn impossible_bandwidth_in_an_mbsec_table(
+            row in 0usize..100, col in 2usize..4, tok in impossible_bw()
+        ) {
+            let (text, bytes) = with_cell(MBSEC, row, col, &tok);
+            assert_rejected(&text, &PerftestParseOptions::default(), &bytes, &tok);
+        }
+
+        #[test]
+        fn impossible_message_rate(
+            row in 0usize..100,
+            tok in prop_oneof![non_finite(), negative(), Just("1e308".to_string())]
+        ) {
+            let (text, bytes) = with_cell(GBITS, row, 4, &tok);
+            assert_rejected(&text, &PerftestParseOptions::default(), &bytes, &tok);
+        }
+
+        #[test]
+        fn impossible_latency(
+            row in 0usize..100, col in 2usize..9,
+            tok in prop_oneof![
+                non_finite(),
+                negative(),
+                (4e9f64..1e300).prop_map(|v| format!("{v:.2}")),
+            ]
+        ) {
+            let (text, bytes) = with_cell(LAT, row, col, &tok);
+            assert_rejected(&text, &PerftestParseOptions::default(), &bytes, &tok);
+        }
+
+        #[test]
+        fn a_negative_size_is_impossible(row in 0usize..100, size in 1u64..1 << 30) {
+            let tok = format!("-{size}");
+            let (text, _) = with_cell(GBITS, row, 0, &tok);
+            let r = parse(&text, &PerftestParseOptions::default()).unwrap();
+            let e = r.error.unwrap();
+            prop_assert_eq!(e.kind, FailureKind::Unrecognised);
+            prop_assert!(e.message.starts_with(&format!("row {tok}: {tok} is not a possible message size")), "{}", e.message);
+        }
+
+        #[test]
+        fn possible_values_in_the_same_rows_still_parse(
+            row in 0usize..100, gbps in 0.0f64..100.0, mbsec in 0.0f64..10000.0
+        ) {
+            let (_, rows) = table(GBITS);
+            let want = rows.len();
+            let tok = format!("{gbps:.2}");
+            let (text, bytes) = with_cell(GBITS, row, 3, &tok);
+            let r = parse(&text, &PerftestParseOptions::default()).unwrap();
+            prop_assert!(r.error.is_none(), "{:?}", r.error);
+            prop_assert_eq!(r.rows.len(), want);
+            let b = r.rows.iter().find(|x| x.bytes().to_string() == bytes).unwrap();
+            prop_assert_eq!(b.as_bw().unwrap().bw_avg_gbps, Some(tok.parse::<f64>().unwrap()));
+
+            let tok = format!("{mbsec:.2}");
+            let (text, _) = with_cell(MBSEC, row, 3, &tok);
+            let r = parse(&text, &PerftestParseOptions::default()).unwrap();
+            prop_assert!(r.error.is_none(), "{:?}", r.error);
         }
     }
 }

@@ -352,3 +352,39 @@ mod tests {
         assert_eq!(first_rise(&series, Canonical::CnpSent, None), Some(3.0));
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A counter that went backwards is a reset with both values, never a
+        /// negative or wrapped-around delta; otherwise the delta is exact.
+        #[test]
+        fn backwards_is_a_reset(before in any::<u64>(), after in any::<u64>()) {
+            let reading = |v| Reading {
+                canonical: Canonical::RxBytes,
+                vendor: "rx_bytes_phy".into(),
+                priority: None,
+                queue: None,
+                value: v,
+                bits: None,
+            };
+            let snap = |t_s, v| Snapshot {
+                host: "h".into(),
+                device: "d".into(),
+                source: "ethtool -S".into(),
+                t_s,
+                readings: vec![reading(v)],
+            };
+            let d = delta(&snap(0.0, before), &snap(1.0, after));
+            let want = if after < before {
+                DeltaStatus::Reset { before, after }
+            } else {
+                DeltaStatus::Value(after - before)
+            };
+            prop_assert_eq!(d[0].status, want);
+        }
+    }
+}

@@ -17,6 +17,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{Canonical, ParseError, Reading};
+use crate::plausible;
 
 /// The RDMA port the sampler reads. RoCE NICs expose one port per device.
 pub const RDMA_PORT: u8 = 1;
@@ -56,7 +57,8 @@ fn reading(canonical: Canonical, vendor: &str, priority: Option<u8>, value: u64)
 /// lines. Known mlx5 names become readings (per-priority ones carry the
 /// priority); everything else is skipped, so a veth or a cut listing parses to
 /// a small set. Text without the header (`no stats available`, an ethtool
-/// error) is an error.
+/// error) is an error, and so is a known counter whose value cannot be one
+/// (`-5`, `1.5`, `nan`, above 2^64 − 1).
 pub fn parse_ethtool_stats(text: &str) -> Result<Vec<Reading>, ParseError> {
     let mut lines = text.lines().map(str::trim);
     if !lines.any(|l| l == "NIC statistics:") {
@@ -71,9 +73,12 @@ pub fn parse_ethtool_stats(text: &str) -> Result<Vec<Reading>, ParseError> {
             continue;
         };
         let (name, value) = (name.trim(), value.trim());
-        let Ok(value) = value.parse::<u64>() else {
+        // Only the counters this parser reads must hold a value: other
+        // lines may be anything a driver or a wrapper printed.
+        if ethtool_reading(name, 0).is_none() {
             continue;
-        };
+        }
+        let value = super::value("ethtool -S", name, value)?;
         if let Some(r) = ethtool_reading(name, value) {
             out.push(r);
         }
@@ -198,7 +203,9 @@ const PMA_EXT_ONLY: [&str; 4] = [
 /// device named in the paths and the readings.
 ///
 /// A file whose value is not a number (`N/A (no PMA)` on a device without a
-/// PMA) is left out: not available, not zero. `hw_counters/lifespan` is the
+/// PMA) is left out: not available, not zero. A counter this parser reads
+/// whose value is a number that cannot be a counter (`-5`, `1.5`, `nan`) is
+/// an error naming it. `hw_counters/lifespan` is the
 /// cache lifetime in ms, not a counter. `grep:` error lines are ignored.
 ///
 /// The 32-bit data and packet counters are marked with their width unless the
@@ -229,7 +236,21 @@ pub fn parse_sysfs_counters(text: &str) -> Result<(String, Vec<Reading>), ParseE
             }
             Some(_) => {}
         }
-        files.push((group, name, value.trim().parse::<u64>().ok()));
+        // Text in place of a value (`N/A (no PMA)`) means not available; a
+        // number that cannot be a counter means the listing is damaged.
+        let value = value.trim();
+        let known = match group {
+            "counters" => pma_reading(name, 0, false).is_some(),
+            _ => hw_counter_reading(name, 0).is_some(),
+        };
+        let value = match value.parse::<u64>() {
+            Ok(v) => Some(v),
+            Err(_) if known && plausible::looks_numeric(value) => {
+                Some(super::value("sysfs counters", name, value)?)
+            }
+            Err(_) => None,
+        };
+        files.push((group, name, value));
     }
     let Some(device) = device else {
         return Err(ParseError(format!(
@@ -367,8 +388,17 @@ pub fn parse_rdma_statistic(text: &str) -> Result<Vec<(String, Vec<Reading>)>, P
         let Some((_, readings)) = out.last_mut() else {
             continue;
         };
-        let Some(value) = tokens.peek().and_then(|v| v.parse::<u64>().ok()) else {
+        let Some(&next) = tokens.peek() else {
             continue;
+        };
+        let value = match next.parse::<u64>() {
+            Ok(v) => v,
+            // A counter this parser reads, followed by a number that
+            // cannot be a counter: damaged, not absent.
+            Err(_) if hw_counter_reading(tok, 0).is_some() && plausible::looks_numeric(next) => {
+                super::value("rdma statistic", tok, next)?
+            }
+            Err(_) => continue,
         };
         tokens.next();
         readings.extend(hw_counter_reading(tok, value));

@@ -7,6 +7,12 @@
 //! Counter sets differ by NIC, driver, kernel and NOS, so nothing here assumes
 //! a fixed key set: a counter a source does not print is "not available",
 //! which is different from zero.
+//!
+//! Every source prints counters as unsigned 64-bit decimals. A counter this
+//! module knows whose value is written as a number but cannot be one
+//! (negative, fractional, above 2^64 − 1, `nan`) makes the source's output an
+//! error naming the counter and the reason ([`value`]): such text is damaged,
+//! and reading it as zero or leaving the counter out would hide that.
 
 use serde::{Deserialize, Serialize};
 
@@ -121,3 +127,14 @@ pub struct Snapshot {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct ParseError(pub String);
+
+/// Reads the value `tok` of counter `name` printed by `tool` (see
+/// [`crate::plausible::counter`]); the error names both and says why.
+pub fn value(tool: &str, name: &str, tok: &str) -> Result<u64, ParseError> {
+    crate::plausible::counter(tok).map_err(|why| {
+        ParseError(format!(
+            "{tool}: {name}: `{}` is not a possible counter value ({why}); the output is damaged",
+            tok.trim()
+        ))
+    })
+}

@@ -173,12 +173,7 @@ pub fn parse_ethtool_stats(text: &str) -> Result<Vec<Reading>, ParseError> {
                 ),
             )
         })?;
-        let value: u64 = value.trim().parse().map_err(|_| {
-            err(
-                TOOL,
-                format!("line {}: `{}` is not a counter value", i + 1, value.trim()),
-            )
-        })?;
+        let value = super::value(TOOL, &format!("line {} ({})", i + 1, name.trim()), value)?;
         if let Some(r) = ethtool_reading(name.trim(), value) {
             out.push(r);
         }
@@ -482,10 +477,16 @@ fn parse_size(s: &str) -> Option<u64> {
         .then(|| (v * mult as f64).round() as u64)
 }
 
-fn parse_u64_tok(tok: Option<&str>) -> Option<u64> {
-    tok?.trim_matches(|c| c == ',' || c == ')' || c == '(')
-        .parse()
-        .ok()
+/// A counter of `tc -s`: `None` when absent or not written as a number,
+/// an error when written as a number that cannot be a counter.
+fn counter_tok(name: &str, tok: Option<&str>) -> Result<Option<u64>, ParseError> {
+    let Some(t) = tok.map(|t| t.trim_matches(|c| c == ',' || c == ')' || c == '(')) else {
+        return Ok(None);
+    };
+    if !crate::plausible::looks_numeric(t) {
+        return Ok(None);
+    }
+    super::value("tc qdisc show", name, t).map(Some)
 }
 
 #[derive(Default)]
@@ -542,23 +543,23 @@ fn parse_qdisc_header(line: &str) -> Result<QdiscBlock, ParseError> {
     Ok(b)
 }
 
-fn parse_qdisc_stats(b: &mut QdiscBlock, line: &str) {
+fn parse_qdisc_stats(b: &mut QdiscBlock, line: &str) -> Result<(), ParseError> {
     let toks: Vec<&str> = line.split_whitespace().collect();
+    let at = |i: usize| toks.get(i).copied();
     match toks.first() {
         // `Sent 0 bytes 0 pkt (dropped 0, overlimits 0 requeues 0)`; the
         // `Sent hardware …`/`Sent software …` lines of offloaded stats are
         // not the totals and are skipped.
         Some(&"Sent") if b.sent.is_none() => {
-            if let (Some(bytes), Some(pkts)) = (
-                parse_u64_tok(toks.get(1).copied()),
-                parse_u64_tok(toks.get(3).copied()),
-            ) {
+            let bytes = counter_tok("sent bytes", at(1))?;
+            let pkts = counter_tok("sent packets", at(3))?;
+            if let (Some(bytes), Some(pkts)) = (bytes, pkts) {
                 b.sent = Some((bytes, pkts));
             }
             for (i, w) in toks.iter().enumerate() {
                 match *w {
-                    "(dropped" => b.dropped = parse_u64_tok(toks.get(i + 1).copied()),
-                    "overlimits" => b.overlimits = parse_u64_tok(toks.get(i + 1).copied()),
+                    "(dropped" => b.dropped = counter_tok("dropped", at(i + 1))?,
+                    "overlimits" => b.overlimits = counter_tok("overlimits", at(i + 1))?,
                     _ => {}
                 }
             }
@@ -567,7 +568,7 @@ fn parse_qdisc_stats(b: &mut QdiscBlock, line: &str) {
         Some(&"marked") => {
             for pair in toks.chunks(2) {
                 if let [k, v] = pair {
-                    if let Ok(v) = v.parse() {
+                    if let Some(v) = counter_tok(k, Some(v))? {
                         b.xstats.push((k.to_string(), v));
                     }
                 }
@@ -575,6 +576,7 @@ fn parse_qdisc_stats(b: &mut QdiscBlock, line: &str) {
         }
         _ => {}
     }
+    Ok(())
 }
 
 fn parse_red(b: &QdiscBlock) -> Result<RedBand, ParseError> {
@@ -677,7 +679,7 @@ pub fn parse_tc_qdisc(text: &str) -> Result<Vec<RedBand>, ParseError> {
         } else if line.trim().is_empty() {
             continue;
         } else if let Some(b) = blocks.last_mut() {
-            parse_qdisc_stats(b, line);
+            parse_qdisc_stats(b, line)?;
         } else {
             return Err(err(
                 TOOL,

@@ -61,7 +61,7 @@ fn run_infinitely_windows_show_a_flap_as_a_dip_then_recovery() {
         .starts_with(" WARNING: BW peak won't be measured in this run.\n"));
     assert_eq!(server.exit, Some(1));
     assert!(server.stderr.contains("Failed to exchange data"));
-    let m = measure::perftest_step(&cmds, &out[0], Metric::BwAvgGbps);
+    let m = measure::perftest_step(&cmds, &out[0], Metric::BwAvgGbps, None);
     assert!(m.failure.is_none(), "{:?}", m.failure);
     // Setup takes 2 s of the 12: ten windows, the last ending at the stop.
     let s = &m.series;
@@ -95,7 +95,7 @@ fn run_infinitely_outlasting_the_retry_budget_fails_after_its_windows() {
     let mut emu = Emulator::new(&pod(4096, &[]), 1);
     let out = emu.run_batch(&[cmds.clone(), flap("gpu001", "rdma0", 5.0, 9.0)]);
     assert_eq!(out[0][1].exit, Some(1));
-    let m = measure::perftest_step(&cmds, &out[0], Metric::BwAvgGbps);
+    let m = measure::perftest_step(&cmds, &out[0], Metric::BwAvgGbps, None);
     let f = m.failure.unwrap();
     assert_eq!(f.class, "fabric", "{f:?}");
     // The windows before the QPs gave up are kept; counted back from the

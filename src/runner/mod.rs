@@ -101,14 +101,24 @@ fn placement(inv: &Inventory, step: &Step) -> Option<String> {
 
 /// The rate a component can carry, for `min_pct_of_line_rate`.
 fn line_rate(inv: &Inventory, test: &Test, step: &Step) -> Option<f64> {
-    let speed = |n: NicId| f64::from(inv.nics[n].speed_gbps);
-    match (step, &test.kind) {
-        (Step::Pair { a, b }, TestKind::Perftest(p)) => {
-            Some(speed(*a).min(speed(*b)) * if p.bidirectional { 2.0 } else { 1.0 })
+    let link = link_speed(inv, step)?;
+    match &test.kind {
+        TestKind::Perftest(p) if p.bidirectional && matches!(step, Step::Pair { .. }) => {
+            Some(link * 2.0)
         }
-        (Step::Pair { a, b }, _) => Some(speed(*a).min(speed(*b))),
-        (Step::Incast(i), _) => Some(speed(i.receiver)),
-        (Step::Collective(_), _) => None,
+        _ => Some(link),
+    }
+}
+
+/// The rate of a step's link in one direction, Gb/s: the slower NIC of a
+/// pair, an incast's receiver (which bounds every sender's share); `None`
+/// for a collective, whose GPUs also talk over NVLink.
+fn link_speed(inv: &Inventory, step: &Step) -> Option<f64> {
+    let speed = |n: NicId| f64::from(inv.nics[n].speed_gbps);
+    match step {
+        Step::Pair { a, b } => Some(speed(*a).min(speed(*b))),
+        Step::Incast(i) => Some(speed(i.receiver)),
+        Step::Collective(_) => None,
     }
 }
 
@@ -149,18 +159,21 @@ fn build(
     }
 }
 
+/// `link_gbps`: the step's [`link_speed`], which bounds what a parser
+/// accepts as a possible bandwidth.
 fn measure(
     test: &Test,
     cmds: &StepCommands,
     outs: &[crate::exec::InvocationOutput],
+    link_gbps: Option<f64>,
 ) -> Measurement {
     let metric = test
         .metric
         .unwrap_or(crate::config::suite::Metric::BwAvgGbps);
     match &test.kind {
-        TestKind::Perftest(_) => measure::perftest_step(cmds, outs, metric),
+        TestKind::Perftest(_) => measure::perftest_step(cmds, outs, metric, link_gbps),
         TestKind::Nccl(n) => measure::nccl_step(cmds, outs, metric, n.max_bytes.0),
-        TestKind::Iperf(_) => measure::iperf_step(cmds, outs),
+        TestKind::Iperf(_) => measure::iperf_step(cmds, outs, link_gbps),
         _ => Measurement::default(),
     }
 }
@@ -341,7 +354,7 @@ impl Engine<'_> {
                         .fold(f64::MAX, f64::min)
                         .min(now);
                     let ended = outs.iter().map(|o| o.ended_s).fold(0.0, f64::max);
-                    let m = measure(test, &cmds, &outs);
+                    let m = measure(test, &cmds, &outs, link_speed(self.inv, step));
                     let rel = crate::report::raw::rel_path(as_test, ri, rep, si);
                     let raw = write_raw(&rel, crate::report::raw::render(&cmds, &outs))
                         .into_iter()

@@ -182,10 +182,14 @@ fn perftest_metric(report: &perftest::PerftestReport, metric: Metric) -> Option<
 
 /// perftest step (a pair, or an incast's pairs): the value is the sum of the
 /// clients' results (an incast's aggregate at the receiver; a pair's own).
+/// `link_gbps`: the rate of the step's link in one direction (the slower
+/// NIC of a pair, an incast's receiver), which bounds each client's
+/// bandwidth (see [`crate::plausible`]); `None` when unknown.
 pub fn perftest_step(
     cmds: &StepCommands,
     outs: &[InvocationOutput],
     metric: Metric,
+    link_gbps: Option<f64>,
 ) -> Measurement {
     let mut m = Measurement::default();
     let mut total = 0.0;
@@ -209,6 +213,7 @@ pub fn perftest_step(
         let opts = perftest::PerftestParseOptions {
             unit_override: None,
             killed_by_timeout: timed_out,
+            link_gbps,
         };
         let text = text_of(out);
         let parsed = match (windows, inv.role) {
@@ -217,7 +222,10 @@ pub fn perftest_step(
         };
         match parsed {
             Ok(report) => {
-                if let (Some(d), Role::Client) = (windows, inv.role) {
+                // A report with an impossible value is no series either.
+                if let (Some(d), Role::Client, true) =
+                    (windows, inv.role, report.impossible.is_empty())
+                {
                     let v: Vec<f64> = report
                         .rows
                         .iter()
@@ -330,8 +338,13 @@ fn flag_value<'a>(argv: &'a [String], flag: &str) -> Option<&'a str> {
 /// iperf3 step (a pair, or an incast's pairs): the value is the sum of the
 /// receivers' goodputs (`sum_received` of every client), so an incast reads
 /// what its receiver took in. Each client's interval series goes into
-/// `details.clients[].intervals` for a recovery analysis.
-pub fn iperf_step(cmds: &StepCommands, outs: &[InvocationOutput]) -> Measurement {
+/// `details.clients[].intervals` for a recovery analysis. `link_gbps` as
+/// for [`perftest_step`].
+pub fn iperf_step(
+    cmds: &StepCommands,
+    outs: &[InvocationOutput],
+    link_gbps: Option<f64>,
+) -> Measurement {
     let mut m = Measurement::default();
     let mut total = 0.0;
     let mut clients = 0;
@@ -366,17 +379,19 @@ pub fn iperf_step(cmds: &StepCommands, outs: &[InvocationOutput]) -> Measurement
         );
         let opts = iperf::IperfParseOptions {
             killed_by_timeout: matches!(out.failure, Some(ExecFailure::TimedOut(_))),
+            link_gbps,
         };
         match iperf::parse(&text, &opts) {
             Ok(report) => {
                 version = version.or(report.version.clone());
                 // Interval times count from the client's test start;
-                // `-O` warm-up intervals are not part of the series.
+                // `-O` warm-up intervals are not part of the series, and a
+                // report with an impossible value has none.
                 spans.push(
                     report
                         .intervals
                         .iter()
-                        .filter(|i| !i.omitted)
+                        .filter(|i| !i.omitted && report.impossible.is_empty())
                         .map(|i| (out.started_s + i.start_s, out.started_s + i.end_s, i.gbps))
                         .collect(),
                 );
@@ -583,6 +598,10 @@ mod tests {
     use super::*;
     use crate::exec::Invocation;
 
+    fn iperf_step_at(cmds: &StepCommands, outs: &[InvocationOutput]) -> Measurement {
+        iperf_step(cmds, outs, Some(100.0))
+    }
+
     fn iperf_fixture(name: &str) -> String {
         let path = format!(
             "{}/tests/fixtures/iperf3/{name}",
@@ -652,7 +671,7 @@ mod tests {
                 0,
             ),
         ];
-        let m = iperf_step(&cmds, &outs);
+        let m = iperf_step_at(&cmds, &outs);
         assert!(m.failure.is_none(), "{:?}", m.failure);
         assert!((m.value.unwrap() - 19.916295333238907).abs() < 1e-9);
         assert_eq!(m.details["iperf3_version"], "iperf 3.12");
@@ -681,7 +700,7 @@ mod tests {
                 0,
             ),
         ];
-        let m = iperf_step(&cmds, &outs);
+        let m = iperf_step_at(&cmds, &outs);
         let want = 19.916295333238907 + 23.154521896469067;
         assert!((m.value.unwrap() - want).abs() < 1e-9, "{:?}", m.value);
         assert_eq!(m.details["clients"].as_array().unwrap().len(), 2);
@@ -698,7 +717,7 @@ mod tests {
                 0,
             ),
         ];
-        let f = iperf_step(&cmds, &refused).failure.unwrap();
+        let f = iperf_step_at(&cmds, &refused).failure.unwrap();
         assert_eq!(
             (f.kind.as_str(), f.class.as_str()),
             ("connection_refused", "infrastructure")
@@ -711,7 +730,7 @@ mod tests {
             out("", "iperf3: interrupt - the server has terminated\n", 1),
             out("{\"start\":{},\"intervals\":[],\"end\":{},\"error\":\"unable to connect to server: No route to host\"}", "", 1),
         ];
-        let f = iperf_step(&cmds, &no_route).failure.unwrap();
+        let f = iperf_step_at(&cmds, &no_route).failure.unwrap();
         assert_eq!((f.kind.as_str(), f.class.as_str()), ("no_route", "fabric"));
         // A server whose port was taken: the client measured something else.
         let busy = [
@@ -726,7 +745,7 @@ mod tests {
                 0,
             ),
         ];
-        let m = iperf_step(&cmds, &busy);
+        let m = iperf_step_at(&cmds, &busy);
         assert_eq!(m.value, None);
         let f = m.failure.unwrap();
         assert_eq!(f.kind, "server_busy");
@@ -744,12 +763,12 @@ mod tests {
         );
         killed.exit = None;
         killed.failure = Some(ExecFailure::TimedOut("killed at its timeout".into()));
-        let f = iperf_step(&cmds, &[out("", "", 0), killed])
+        let f = iperf_step_at(&cmds, &[out("", "", 0), killed])
             .failure
             .unwrap();
         assert_eq!((f.kind.as_str(), f.class.as_str()), ("timeout", "fabric"));
         // Not iperf3 at all.
-        let f = iperf_step(&cmds, &[out("", "", 0), out("hello", "", 0)])
+        let f = iperf_step_at(&cmds, &[out("", "", 0), out("hello", "", 0)])
             .failure
             .unwrap();
         assert_eq!(f.kind, "unrecognised");
@@ -758,6 +777,28 @@ mod tests {
             "{}",
             f.message
         );
+    }
+
+    #[test]
+    fn an_impossible_rate_is_unrecognised_and_no_series() {
+        let cmds = iperf_pairs(1);
+        let text = iperf_fixture("iperf3-3.12-J-tcp-P1-i1-t3-loopback.json");
+        let outs = [out("", "", 0), out(&text, "", 0)];
+        // The loopback run reads about 20 Gb/s: possible on 100 Gb/s, not on 10.
+        assert!(iperf_step(&cmds, &outs, Some(100.0)).failure.is_none());
+        let m = iperf_step(&cmds, &outs, Some(10.0));
+        let f = m.failure.unwrap();
+        assert_eq!(
+            (f.kind.as_str(), f.class.as_str()),
+            ("unrecognised", "infrastructure")
+        );
+        assert!(
+            f.message.contains("is not a possible bandwidth"),
+            "{}",
+            f.message
+        );
+        assert_eq!(m.value, None);
+        assert!(m.series.is_empty(), "{:?}", m.series);
     }
 
     #[test]
@@ -790,9 +831,9 @@ mod tests {
         c1.started_s = 10.0;
         c2.started_s = 10.0;
         let outs = [out("", "", 0), out("", "", 0), c1.clone(), c2.clone()];
-        let m = iperf_step(&cmds, &outs);
-        let one = iperf_step(&iperf_pairs(1), &[out("", "", 0), c1]);
-        let other = iperf_step(&iperf_pairs(1), &[out("", "", 0), c2]);
+        let m = iperf_step_at(&cmds, &outs);
+        let one = iperf_step_at(&iperf_pairs(1), &[out("", "", 0), c1]);
+        let other = iperf_step_at(&iperf_pairs(1), &[out("", "", 0), c2]);
         assert_eq!(one.series.len(), 3, "{:?}", one.series);
         // Interval ends on the transport clock: the client's start plus
         // iperf3's own `end`.

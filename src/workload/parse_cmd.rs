@@ -33,6 +33,10 @@ pub enum ParseCmdError {
     BadUnit { unit: String },
     #[error("--unit applies to perftest --out_json files only, not to nccl-tests output")]
     UnitForNccl,
+    /// A value no link or NIC could have measured (see `crate::plausible`):
+    /// the file is damaged or edited, not a run's output.
+    #[error("{path}: impossible value, so this is not a measurement (check the file is the tool's unedited output): {reason}")]
+    Impossible { path: String, reason: String },
     #[error("{path}: cannot encode the report as JSON: {message}")]
     Encode { path: String, message: String },
 }
@@ -40,7 +44,10 @@ pub enum ParseCmdError {
 /// Parses the file at `path` (`-` reads stdin) and returns the report as pretty
 /// JSON. `unit` is the bandwidth unit of a perftest `--out_json` file, which
 /// prints none. A report with a recognised failure is `Ok`; text that is not the
-/// tool's output is `Err`.
+/// tool's output is `Err`, and so is output with a value no link could have
+/// measured ([`ParseCmdError::Impossible`]). Without a link rate, bandwidth
+/// is bounded by [`crate::plausible::PORT_CEILING_GBPS`] per port and
+/// direction.
 pub fn run_parse(tool: ParseTool, path: &str, unit: Option<&str>) -> Result<String, ParseCmdError> {
     let unit_override = match unit {
         None => None,
@@ -58,11 +65,13 @@ pub fn run_parse(tool: ParseTool, path: &str, unit: Option<&str>) -> Result<Stri
             let opts = perftest::PerftestParseOptions {
                 unit_override,
                 killed_by_timeout: false,
+                link_gbps: None,
             };
             let report = perftest::parse(&text, &opts).map_err(|source| ParseCmdError::Parse {
                 path: display.to_string(),
                 source,
             })?;
+            impossible(display, &report.impossible)?;
             serde_json::to_string_pretty(&report)
         }
         ParseTool::Nccl => {
@@ -73,6 +82,7 @@ pub fn run_parse(tool: ParseTool, path: &str, unit: Option<&str>) -> Result<Stri
                         source,
                     }
                 })?;
+            impossible(display, &report.impossible)?;
             serde_json::to_string_pretty(&report)
         }
     };
@@ -80,6 +90,17 @@ pub fn run_parse(tool: ParseTool, path: &str, unit: Option<&str>) -> Result<Stri
         path: display.to_string(),
         message: e.to_string(),
     })
+}
+
+/// `Err` when a parser found values no link could have measured.
+fn impossible(path: &str, found: &[crate::plausible::Impossible]) -> Result<(), ParseCmdError> {
+    match crate::plausible::summary(found) {
+        Some(reason) => Err(ParseCmdError::Impossible {
+            path: path.to_string(),
+            reason,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Reads the whole input as text; invalid UTF-8 (binary noise in a log) is

@@ -27,6 +27,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::plausible::{self, Ceiling, Impossible, Quantity};
 use crate::workload::failure::{classify_common_line, Failure, FailureKind};
 use crate::workload::text::{excerpt, ParseError};
 
@@ -37,6 +38,10 @@ const TOOL: &str = "iperf3";
 pub struct IperfParseOptions {
     /// The harness killed the client at its timeout.
     pub killed_by_timeout: bool,
+    /// The link's rate in one direction, Gb/s: a rate above
+    /// [`plausible::LINK_MARGIN`] × this is impossible; without it the
+    /// ceiling is [`plausible::PORT_CEILING_GBPS`].
+    pub link_gbps: Option<f64>,
 }
 
 /// One `-i` report: `intervals[].sum`.
@@ -75,6 +80,12 @@ pub struct IperfReport {
     pub error: Option<Failure>,
     /// Text around the JSON object and other oddities.
     pub warnings: Vec<String>,
+    /// Values no link could have produced (see [`crate::plausible`]). Their
+    /// intervals are not in `intervals` and their totals are null; `error`
+    /// is `unrecognised` with [`plausible::summary`] of them. Not in the JSON:
+    /// `error` says it there.
+    #[serde(skip)]
+    pub impossible: Vec<Impossible>,
 }
 
 impl IperfReport {
@@ -179,6 +190,38 @@ fn gbps(v: &Value) -> Option<f64> {
     num(v, "bits_per_second").map(|b| b / 1e9)
 }
 
+/// The first value of a `sum` object at `at` that cannot be a measurement:
+/// a negative or non-finite number, or a rate above `ceiling`. iperf3's
+/// cJSON writes NaN and infinity as `null`, so a `null` where a number
+/// belongs counts as not finite.
+fn sum_impossible(sum: &Value, at: &str, ceiling: Ceiling) -> Option<Impossible> {
+    const FIELDS: [(&str, &str); 5] = [
+        ("start", "time in seconds"),
+        ("end", "time in seconds"),
+        ("bytes", "byte count"),
+        ("bits_per_second", "bandwidth"),
+        ("retransmits", "retransmit count"),
+    ];
+    for (key, what) in FIELDS {
+        let Some(v) = sum.get(key) else { continue };
+        let why = match v {
+            Value::Null => Some("not a finite number (null)".to_string()),
+            Value::Number(n) => match n.as_f64() {
+                Some(b) if key == "bits_per_second" && b >= 0.0 => {
+                    Quantity::Bandwidth(ceiling).check(b / 1e9)
+                }
+                Some(x) => Quantity::Amount.check(x),
+                None => None,
+            },
+            _ => None,
+        };
+        if let Some(why) = why {
+            return Some(Impossible::new(at, format!("{key} {v}"), what, why));
+        }
+    }
+    None
+}
+
 /// Parses what an iperf3 client printed with `-J` (stdout, possibly with its
 /// stderr after it).
 ///
@@ -260,7 +303,8 @@ pub fn parse(text: &str, opts: &IperfParseOptions) -> Result<IperfReport, ParseE
             "the JSON object has none of start, intervals, end, error",
         ));
     }
-    read_object(&value, &mut report);
+    let ceiling = Ceiling::new(opts.link_gbps, 1, 1);
+    read_object(&value, &mut report, ceiling);
     let moved = report.data_moved();
     let json_error = value
         .get("error")
@@ -277,6 +321,16 @@ pub fn parse(text: &str, opts: &IperfParseOptions) -> Result<IperfReport, ParseE
             moved,
             "iperf3 was killed at its timeout after it printed its results",
         ));
+    }
+    // A value no link could produce makes the report unrecognised; the
+    // error it would have had is kept as a warning.
+    if let Some(why) = plausible::summary(&report.impossible) {
+        if let Some(e) = report.error.take() {
+            report
+                .warnings
+                .push(format!("also: {} ({})", e.message, e.kind.as_str()));
+        }
+        report.error = Some(Failure::new(FailureKind::Unrecognised, why));
     }
     Ok(report)
 }
@@ -304,7 +358,7 @@ fn json_start(text: &str) -> Option<usize> {
     text.find('{')
 }
 
-fn read_object(v: &Value, r: &mut IperfReport) {
+fn read_object(v: &Value, r: &mut IperfReport, ceiling: Ceiling) {
     let start = v.get("start");
     r.version = start
         .and_then(|s| s.get("version"))
@@ -322,6 +376,10 @@ fn read_object(v: &Value, r: &mut IperfReport) {
                 r.warnings.push(format!("intervals[{i}] has no sum"));
                 continue;
             };
+            if let Some(e) = sum_impossible(sum, &format!("intervals[{i}].sum"), ceiling) {
+                r.impossible.push(e);
+                continue;
+            }
             match (num(sum, "start"), num(sum, "end"), gbps(sum)) {
                 (Some(start_s), Some(end_s), Some(g)) => r.intervals.push(Interval {
                     start_s,
@@ -337,9 +395,19 @@ fn read_object(v: &Value, r: &mut IperfReport) {
         }
     }
     let end = v.get("end");
-    let sent = end.and_then(|e| e.get("sum_sent"));
-    let received = end.and_then(|e| e.get("sum_received"));
-    let udp_sum = end.and_then(|e| e.get("sum"));
+    let mut total = |key: &str| {
+        let sum = end.and_then(|e| e.get(key))?;
+        match sum_impossible(sum, &format!("end.{key}"), ceiling) {
+            Some(e) => {
+                r.impossible.push(e);
+                None
+            }
+            None => Some(sum),
+        }
+    };
+    let sent = total("sum_sent");
+    let received = total("sum_received");
+    let udp_sum = total("sum");
     r.sent_gbps = sent.and_then(gbps);
     r.sent_bytes = sent.and_then(|s| count(s, "bytes"));
     r.retransmits = sent.and_then(|s| count(s, "retransmits"));
@@ -465,6 +533,7 @@ mod tests {
         assert!(parse("", &IperfParseOptions::default()).is_err());
         let killed = IperfParseOptions {
             killed_by_timeout: true,
+            ..Default::default()
         };
         let r = parse("", &killed).unwrap();
         let e = r.error.unwrap();
@@ -497,6 +566,7 @@ mod tests {
             text,
             &IperfParseOptions {
                 killed_by_timeout: true,
+                ..Default::default()
             },
         )
         .unwrap();

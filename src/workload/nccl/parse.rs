@@ -25,10 +25,9 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
+use crate::plausible::{self, number, Impossible, Number, Quantity};
 use crate::workload::failure::{classify_common_line, Failure, FailureKind};
-use crate::workload::text::{
-    clean_lines, excerpt, parse_f64, parse_i64, parse_u64, CleanLine, ParseError,
-};
+use crate::workload::text::{clean_lines, excerpt, parse_i64, parse_u64, CleanLine, ParseError};
 
 const TOOL: &str = "nccl-tests";
 
@@ -107,6 +106,12 @@ pub struct NcclReport {
     /// The summary lines were printed (the run was not cut off).
     pub complete: bool,
     pub warnings: Vec<String>,
+    /// Values no fabric could have produced (see [`crate::plausible`]), in
+    /// output order. Their rows are not in `rows`; the first of `errors` is
+    /// `unrecognised` with [`plausible::summary`] of them. Not in the JSON:
+    /// `errors` says it there.
+    #[serde(skip)]
+    pub impossible: Vec<Impossible>,
 }
 
 /// One message size.
@@ -198,19 +203,39 @@ impl Layout {
             })
     }
 
-    fn read_row(&self, line: &str) -> Option<NcclRow> {
+    /// Reads a table row: `None` for a line that is not one, `Err` for a
+    /// row with a value that cannot be a measurement (limits in
+    /// [`crate::plausible`]). A cell written as a number counts as one
+    /// (`nan`, `-5.00`): it makes the row impossible, not foreign.
+    fn read_row(&self, line: &str) -> Option<Result<NcclRow, Impossible>> {
         let toks: Vec<&str> = line.split_whitespace().collect();
         let m = self.width();
         let optional = usize::from(self.has_redop) + usize::from(self.has_root);
         if toks.len() < 3 + m || toks.len() > 3 + m + optional.max(2) {
             return None;
         }
-        let bytes = parse_u64(toks[0])?;
-        let count = parse_u64(toks[1])?;
         let dtype = toks[2];
         if !dtype.starts_with(|c: char| c.is_ascii_alphabetic()) {
             return None;
         }
+        let whole = |i: usize, what: &str| match parse_u64(toks[i]) {
+            Some(v) => Some(Ok(v)),
+            None if plausible::looks_numeric(toks[i]) => Some(Err(Impossible::new(
+                format!("row {}", toks[0]),
+                toks[i],
+                what,
+                plausible::counter(toks[i]).err().unwrap_or_default(),
+            ))),
+            None => None,
+        };
+        let bytes = match whole(0, "message size in bytes")? {
+            Ok(b) => b,
+            Err(e) => return Some(Err(e)),
+        };
+        let count = match whole(1, "element count")? {
+            Ok(c) => c,
+            Err(e) => return Some(Err(e)),
+        };
         let mut redop = None;
         let mut root = None;
         for tok in &toks[3..toks.len() - m] {
@@ -224,7 +249,23 @@ impl Layout {
         }
         let mut results = Vec::new();
         let mut at = toks.len() - m;
-        for g in &self.groups {
+        let mut impossible = None;
+        for (gi, g) in self.groups.iter().enumerate() {
+            let place = match gi {
+                0 => "out-of-place".to_string(),
+                1 => "in-place".to_string(),
+                n => format!("group {}", n + 1),
+            };
+            let mut reject = |tok: &str, unit: &str, what: &str, why: String| {
+                impossible.get_or_insert_with(|| {
+                    Impossible::new(
+                        format!("row {bytes} bytes, {place}"),
+                        format!("{tok}{unit}"),
+                        what,
+                        why,
+                    )
+                });
+            };
             let mut r = NcclResult {
                 time_us: None,
                 algbw_gbs: None,
@@ -237,17 +278,33 @@ impl Layout {
                 let tok = toks[at];
                 at += 1;
                 let na = tok.eq_ignore_ascii_case("n/a");
-                let num = |t: &str| {
+                // `Some(None)`: N/A or impossible (recorded); `None`: not a
+                // number, so not a row.
+                let mut num = |q: Quantity, unit: &str, what: &str| {
                     if na {
-                        Some(None)
-                    } else {
-                        parse_f64(t).map(Some)
+                        return Some(None);
+                    }
+                    match q.read(tok) {
+                        Ok(Some(v)) => Some(Some(v)),
+                        Ok(None) => None,
+                        Err(why) => {
+                            reject(tok, unit, what, why);
+                            Some(None)
+                        }
                     }
                 };
                 match name.as_str() {
-                    "time" => r.time_us = num(tok)?,
-                    "algbw" => r.algbw_gbs = num(tok)?,
-                    "busbw" => r.busbw_gbs = num(tok)?,
+                    "time" => r.time_us = num(Quantity::TimeUs, " us", "time")?,
+                    "algbw" => {
+                        r.algbw_gbs = num(
+                            Quantity::CollectiveBandwidth,
+                            " GB/s",
+                            "algorithm bandwidth",
+                        )?
+                    }
+                    "busbw" => {
+                        r.busbw_gbs = num(Quantity::CollectiveBandwidth, " GB/s", "bus bandwidth")?
+                    }
                     "wrong" | "error" => {
                         if na {
                             continue;
@@ -261,19 +318,31 @@ impl Layout {
                                 continue;
                             }
                         }
-                        r.error = Some(parse_f64(t)?);
-                        r.error_flagged = flagged;
+                        match number(t) {
+                            Number::Finite(e) if e < 0.0 => {
+                                reject(tok, "", "data check error", "negative".to_string())
+                            }
+                            Number::Finite(e) => r.error = Some(e),
+                            // A `nan` error is a data check that met garbage:
+                            // wrong results, not an impossible output.
+                            Number::NonFinite => r.error_flagged = true,
+                            Number::NotANumber => return None,
+                        }
+                        r.error_flagged |= flagged;
                     }
                     _ => {
-                        // An unknown column: it must still be a value.
-                        num(tok)?;
+                        // An unknown column: it must still be a finite value.
+                        num(Quantity::Amount, "", name)?;
                     }
                 }
             }
             results.push(r);
         }
+        if let Some(e) = impossible {
+            return Some(Err(e));
+        }
         let mut it = results.into_iter();
-        Some(NcclRow {
+        Some(Ok(NcclRow {
             bytes,
             count: Some(count),
             dtype: Some(dtype.to_string()),
@@ -281,7 +350,7 @@ impl Layout {
             root,
             out_of_place: it.next(),
             in_place: it.next(),
-        })
+        }))
     }
 }
 
@@ -342,6 +411,7 @@ pub fn parse(text: &str, opts: &NcclParseOptions) -> Result<NcclReport, ParseErr
             avg_busbw_check: None,
             complete: false,
             warnings: Vec::new(),
+            impossible: Vec::new(),
         },
         layout: None,
         recognised: false,
@@ -387,7 +457,10 @@ fn read_line(st: &mut State, lines: &[CleanLine], i: usize) -> usize {
     }
     if let Some(layout) = &st.layout {
         if let Some(row) = layout.read_row(t) {
-            st.r.rows.push(row);
+            match row {
+                Ok(row) => st.r.rows.push(row),
+                Err(e) => st.r.impossible.push(e),
+            }
             return 1;
         }
     }
@@ -449,7 +522,13 @@ fn read_comment(st: &mut State, t: &str) {
         st.recognised = true;
         st.r.complete = true;
         let mut it = v.split_whitespace();
-        let n = it.next().and_then(parse_u64);
+        let tok = it.next();
+        let n = tok.and_then(parse_u64);
+        if let Some(t) = tok.filter(|t| n.is_none() && plausible::looks_numeric(t)) {
+            let why = plausible::counter(t).err().unwrap_or_default();
+            let e = Impossible::new("# Out of bounds values", t, "count", why);
+            st.r.impossible.push(e);
+        }
         st.r.out_of_bounds = n;
         let failed = it.next().is_some_and(|w| w.eq_ignore_ascii_case("FAILED"));
         if failed || n.is_some_and(|n| n > 0) {
@@ -464,7 +543,20 @@ fn read_comment(st: &mut State, t: &str) {
         st.r.complete = true;
         let v = v.trim_start().trim_start_matches(':');
         let mut it = v.split_whitespace();
-        st.r.avg_busbw_gbs = it.next().and_then(parse_f64);
+        let tok = it.next().unwrap_or("");
+        st.r.avg_busbw_gbs = match Quantity::CollectiveBandwidth.read(tok) {
+            Ok(v) => v,
+            Err(why) => {
+                let e = Impossible::new(
+                    "# Avg bus bandwidth",
+                    format!("{tok} GB/s"),
+                    "bus bandwidth",
+                    why,
+                );
+                st.r.impossible.push(e);
+                None
+            }
+        };
         st.r.avg_busbw_check = it.next().map(str::to_string);
     }
 }
@@ -759,6 +851,12 @@ fn finish(mut st: State, opts: &NcclParseOptions) -> Result<NcclReport, ParseErr
             format!("killed by the harness at its timeout after {n} result rows (hang after data moved)")
         };
         r.errors.push(Failure::timeout(n > 0, msg));
+    }
+    // A value no fabric could produce makes the report unrecognised; that
+    // failure comes first.
+    if let Some(why) = plausible::summary(&r.impossible) {
+        r.errors
+            .insert(0, Failure::new(FailureKind::Unrecognised, why));
     }
     if !r.rows.is_empty() || !r.errors.is_empty() {
         return Ok(st.r);

@@ -27,6 +27,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde::{Serialize, Serializer};
 
+use crate::plausible::{self, number, Ceiling, Impossible, Number, Quantity};
 use crate::workload::failure::{classify_common_line, Failure, FailureKind};
 use crate::workload::text::{clean_lines, excerpt, is_ruler, parse_f64, parse_u64, ParseError};
 
@@ -79,6 +80,12 @@ pub struct PerftestParseOptions {
     pub unit_override: Option<BwUnit>,
     /// The harness killed the tool at its timeout.
     pub killed_by_timeout: bool,
+    /// The link's rate in one direction (the slower NIC of the pair), Gb/s.
+    /// Bandwidth above [`plausible::LINK_MARGIN`] × this × the directions
+    /// (`-b` counts 2) × the ports (dual-port counts 2) is impossible;
+    /// without it the ceiling is [`plausible::PORT_CEILING_GBPS`] per port
+    /// and direction.
+    pub link_gbps: Option<f64>,
 }
 
 /// Bandwidth or latency test.
@@ -123,6 +130,12 @@ pub struct PerftestReport {
     pub msg_rate_mismatches: usize,
     /// Failures after the first one (the first is `error`).
     pub other_errors: Vec<Failure>,
+    /// Values no link or NIC could have produced (see [`crate::plausible`]),
+    /// in output order. Their rows are not in `rows`; `error` is
+    /// `unrecognised` with [`plausible::summary`] of them. Not in the JSON:
+    /// `error` says it there.
+    #[serde(skip)]
+    pub impossible: Vec<Impossible>,
 }
 
 /// One result row: bandwidth or latency.
@@ -259,6 +272,7 @@ fn empty_report(format: &str) -> PerftestReport {
         duplicate_rows_dropped: 0,
         msg_rate_mismatches: 0,
         other_errors: Vec::new(),
+        impossible: Vec::new(),
     }
 }
 
@@ -640,7 +654,10 @@ fn parse_text(
             if let Some(row) = read_row(t, table) {
                 let key = t.split_whitespace().collect::<Vec<_>>().join(" ");
                 if st.seen_rows.insert(key) || keep_repeats {
-                    st.report.rows.push(row);
+                    match row {
+                        Ok(row) => st.report.rows.push(row),
+                        Err(e) => st.report.impossible.push(e),
+                    }
                 } else {
                     st.report.duplicate_rows_dropped += 1;
                 }
@@ -693,15 +710,139 @@ fn failure_message(
     excerpt(&parts.join(" | "), 400)
 }
 
-fn read_row(line: &str, table: &Table) -> Option<PerftestRow> {
+/// Reads a table row: `None` for a line that is not one, `Err` for a row
+/// with a value that cannot be a measurement. Every cell must be written as
+/// a number (`nan` and `-5` count: they make the row impossible, not
+/// foreign). Bandwidth cells are judged later, by
+/// [`reject_impossible_bandwidth`], once the unit and the test's direction
+/// are known.
+fn read_row(line: &str, table: &Table) -> Option<Result<PerftestRow, Impossible>> {
     let toks: Vec<&str> = line.split_whitespace().collect();
     if toks.len() != table.cols.len() || toks.len() < 2 {
         return None;
     }
-    let bytes = parse_u64(toks[0])?;
-    if !toks[1..].iter().all(|t| parse_f64(t).is_some()) {
+    if !toks.iter().all(|t| plausible::looks_numeric(t)) {
         return None;
     }
+    let Some(bytes) = parse_u64(toks[0]) else {
+        let why = plausible::counter(toks[0]).err().unwrap_or_default();
+        return Some(Err(Impossible::new(
+            format!("row {}", toks[0]),
+            toks[0],
+            "message size in bytes",
+            why,
+        )));
+    };
+    for ((col, name), tok) in table.cols.iter().zip(&table.names).zip(&toks) {
+        if let Some(e) = check_cell(col, name, tok, bytes) {
+            return Some(Err(e));
+        }
+    }
+    Some(Ok(build_row(bytes, &toks, table)))
+}
+
+/// Why a cell other than the size and the bandwidths cannot be a
+/// measurement, if it cannot: see [`crate::plausible`] for the limits.
+/// Columns this parser does not know are only required to be finite.
+fn check_cell(col: &Col, name: &str, tok: &str, bytes: u64) -> Option<Impossible> {
+    let us = |u: &String| {
+        if u == "usec" {
+            Quantity::TimeUs
+        } else {
+            Quantity::Amount
+        }
+    };
+    let (q, what) = match col {
+        Col::Bytes | Col::BwPeak(_) | Col::BwAvg(_) => return None,
+        Col::Iterations => (Quantity::Amount, "iteration count"),
+        Col::MsgRate => (Quantity::MessageRate, "message rate"),
+        Col::TMin(u)
+        | Col::TMax(u)
+        | Col::TTypical(u)
+        | Col::TAvg(u)
+        | Col::TStdev(u)
+        | Col::P99(u)
+        | Col::P999(u) => (us(u), "latency"),
+        Col::Other(_) => {
+            if number(tok) != Number::NonFinite {
+                return None;
+            }
+            return Some(Impossible::new(
+                format!("row {bytes} bytes"),
+                tok,
+                format!("{name} value"),
+                "not a finite number",
+            ));
+        }
+    };
+    let why = q.read(tok).err()?;
+    let printed = match bracket(name) {
+        Some(u) => format!("{tok} {u}"),
+        None => tok.to_string(),
+    };
+    Some(Impossible::new(
+        format!("row {bytes} bytes"),
+        printed,
+        what,
+        why,
+    ))
+}
+
+/// Rejects bandwidth cells that are negative, not finite or above what the
+/// link could carry (a [`Ceiling`] from `link_gbps`, the test's direction
+/// and dual-port setting), and takes their rows out of `rows`.
+fn reject_impossible_bandwidth(r: &mut PerftestReport, opts: &PerftestParseOptions) {
+    let on = |k: &str| {
+        r.settings
+            .get(k)
+            .is_some_and(|v| v.eq_ignore_ascii_case("on"))
+    };
+    let ports = if on("Dual-port") { 2 } else { 1 };
+    let directions = if r.bidirectional { 2 } else { 1 };
+    let ceiling = Ceiling::new(opts.link_gbps, directions, ports);
+    let unit = r.unit.as_deref().and_then(BwUnit::parse);
+    let label = r.unit.clone();
+    let found = &mut r.impossible;
+    r.rows.retain(|row| {
+        let Some(b) = row.as_bw() else {
+            return true;
+        };
+        for raw in [&b.bw_peak_raw, &b.bw_avg_raw].into_iter().flatten() {
+            let why = match (number(raw), unit) {
+                (Number::NotANumber, _) => None,
+                (Number::NonFinite, _) => Some("not a finite number".to_string()),
+                (Number::Finite(v), Some(u)) if v >= 0.0 => {
+                    Quantity::Bandwidth(ceiling).check(u.to_gbps(v))
+                }
+                (Number::Finite(v), _) => Quantity::Amount.check(v),
+            };
+            if let Some(why) = why {
+                let printed = match &label {
+                    Some(l) => format!("{} {l}", raw.trim()),
+                    None => raw.trim().to_string(),
+                };
+                found.push(Impossible::new(
+                    format!("row {} bytes", b.bytes),
+                    printed,
+                    "bandwidth",
+                    why,
+                ));
+                return false;
+            }
+        }
+        true
+    });
+}
+
+/// Makes the report `unrecognised` when it holds an impossible value: that
+/// failure comes first, the others after it.
+fn reject_if_impossible(r: &mut PerftestReport, failures: &mut Vec<Failure>) {
+    if let Some(why) = plausible::summary(&r.impossible) {
+        failures.insert(0, Failure::new(FailureKind::Unrecognised, why));
+    }
+}
+
+fn build_row(bytes: u64, toks: &[&str], table: &Table) -> PerftestRow {
     let mut iterations = None;
     let mut extra = BTreeMap::new();
     match table.kind() {
@@ -720,7 +861,7 @@ fn read_row(line: &str, table: &Table) -> Option<PerftestRow> {
             };
             let mut peak = None;
             let mut avg = None;
-            for ((col, name), tok) in table.cols.iter().zip(&table.names).zip(&toks) {
+            for ((col, name), tok) in table.cols.iter().zip(&table.names).zip(toks) {
                 match col {
                     Col::Bytes => {}
                     Col::Iterations => iterations = parse_u64(tok),
@@ -741,7 +882,7 @@ fn read_row(line: &str, table: &Table) -> Option<PerftestRow> {
             row.iterations = iterations;
             row.extra_columns = extra;
             fill_bw(&mut row, peak, avg, unit);
-            Some(PerftestRow::Bw(row))
+            PerftestRow::Bw(row)
         }
         PerftestKind::Lat => {
             let mut row = LatRow {
@@ -756,7 +897,7 @@ fn read_row(line: &str, table: &Table) -> Option<PerftestRow> {
                 p999_us: None,
                 extra_columns: BTreeMap::new(),
             };
-            for ((col, name), tok) in table.cols.iter().zip(&table.names).zip(&toks) {
+            for ((col, name), tok) in table.cols.iter().zip(&table.names).zip(toks) {
                 // Latency is reported in µs unless `--report-cycles` asked for cycles;
                 // cycles are kept as printed, in extra_columns.
                 let us = |u: &String| {
@@ -791,7 +932,7 @@ fn read_row(line: &str, table: &Table) -> Option<PerftestRow> {
                     }
                 }
             }
-            Some(PerftestRow::Lat(row))
+            PerftestRow::Lat(row)
         }
     }
 }
@@ -880,6 +1021,7 @@ fn finish_text(
         }
     }
     apply_settings(r);
+    reject_impossible_bandwidth(r, opts);
     r.msg_rate_mismatches = count_mismatches(&r.rows);
     let mut failures = std::mem::take(&mut st.failures);
     if opts.killed_by_timeout {
@@ -888,6 +1030,7 @@ fn finish_text(
             timeout_message(r.rows.len()),
         ));
     }
+    reject_if_impossible(r, &mut failures);
     if !failures.is_empty() {
         r.error = Some(failures.remove(0));
         r.other_errors = failures;
@@ -996,8 +1139,12 @@ fn parse_json(text: &str, opts: &PerftestParseOptions) -> Result<PerftestReport,
         || list
             .iter()
             .any(|o| o.get("BW_average").is_none() && o.get("t_avg").is_some());
-    for o in list {
+    for (i, o) in list.into_iter().enumerate() {
         let Some(m) = o.as_object() else { continue };
+        if let Some(e) = json_impossible(i, m) {
+            r.impossible.push(e);
+            continue;
+        }
         let bytes = m.get("MsgSize").and_then(json_num).map(|f| f as u64);
         let Some(bytes) = bytes else {
             r.warnings
@@ -1079,12 +1226,72 @@ fn parse_json(text: &str, opts: &PerftestParseOptions) -> Result<PerftestReport,
             }
         }
     }
+    reject_impossible_bandwidth(&mut r, opts);
     r.msg_rate_mismatches = count_mismatches(&r.rows);
+    let mut failures = Vec::new();
     if opts.killed_by_timeout {
-        let f = Failure::timeout(!r.rows.is_empty(), timeout_message(r.rows.len()));
-        r.error = Some(f);
+        failures.push(Failure::timeout(
+            !r.rows.is_empty(),
+            timeout_message(r.rows.len()),
+        ));
+    }
+    reject_if_impossible(&mut r, &mut failures);
+    if !failures.is_empty() {
+        r.error = Some(failures.remove(0));
+        r.other_errors = failures;
     }
     Ok(r)
+}
+
+/// A number of an `--out_json` result: a JSON number, or a string holding one.
+fn json_number(v: &serde_json::Value) -> Number {
+    match v {
+        serde_json::Value::Number(n) => n.as_f64().map_or(Number::NotANumber, |f| {
+            if f.is_finite() {
+                Number::Finite(f)
+            } else {
+                Number::NonFinite
+            }
+        }),
+        serde_json::Value::String(s) => number(s),
+        _ => Number::NotANumber,
+    }
+}
+
+/// The first value of `--out_json` result `i` that cannot be a measurement,
+/// other than its bandwidths (see [`reject_impossible_bandwidth`]).
+fn json_impossible(i: usize, m: &serde_json::Map<String, serde_json::Value>) -> Option<Impossible> {
+    let at = match m.get("MsgSize") {
+        Some(v) => format!("row {} bytes", json_text(v)),
+        None => format!("results[{i}]"),
+    };
+    let quantity = |k: &str| match k {
+        "MsgSize" => Some((Quantity::Amount, "message size in bytes")),
+        "n_iterations" => Some((Quantity::Amount, "iteration count")),
+        "MsgRate" => Some((Quantity::MessageRate, "message rate")),
+        "t_min" | "t_max" | "t_typical" | "t_avg" | "t_stdev" | "percentile_99"
+        | "percentile_99.9" | "99%" | "99.9%" => Some((Quantity::TimeUs, "latency")),
+        _ => None,
+    };
+    for (k, v) in m {
+        let Some((q, what)) = quantity(k) else {
+            continue;
+        };
+        let why = match json_number(v) {
+            Number::Finite(f) => q.check(f),
+            Number::NonFinite => Some("not a finite number".to_string()),
+            Number::NotANumber => None,
+        };
+        if let Some(why) = why {
+            return Some(Impossible::new(
+                at,
+                format!("{k} {}", json_text(v)),
+                what,
+                why,
+            ));
+        }
+    }
+    None
 }
 
 /// Picks the unit under which every row agrees with `bytes × MsgRate`.
@@ -1221,6 +1428,7 @@ mod tests {
         let opts = PerftestParseOptions {
             unit_override: None,
             killed_by_timeout: true,
+            ..Default::default()
         };
         let r = parse(
             "************************************\n* Waiting for client to connect... *\n",
