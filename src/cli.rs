@@ -12,6 +12,10 @@ pub struct Cli {
     /// same defaults, so `rocegate` and `rocegate run` are one thing.
     #[command(flatten)]
     pub run: RunArgs,
+    /// Largest input file (inventory, suite) read, e.g. 64MiB [default:
+    /// $ROCEGATE_MAX_INPUT_BYTES, else 16MiB]
+    #[arg(long, global = true, value_name = "SIZE")]
+    pub max_input_size: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

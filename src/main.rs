@@ -7,17 +7,21 @@ use rocegate::cli::{Cli, Command, InventoryCommand};
 
 fn main() {
     let cli = Cli::parse();
-    let result = match cli.command.unwrap_or(Command::Run(cli.run)) {
-        Command::Run(a) => app::run(&a),
-        Command::Validate(a) => app::validate(&a),
-        Command::Plan(a) => app::plan(&a),
-        Command::Report(a) => app::report(&a),
-        Command::Parse(a) => app::parse(&a),
-        Command::Preflight(a) => app::remote::preflight_cmd(&a),
-        Command::Exec(a) => app::remote::exec_cmd(&a),
-        Command::Recover(a) => app::faults::recover(&a),
-        Command::Inventory(InventoryCommand::Generate(a)) => app::generate_inventory(&a),
-    };
+    let command = cli.command.unwrap_or(Command::Run(cli.run));
+    let result =
+        rocegate::inputs::set_max_input_size(cli.max_input_size.as_deref()).and_then(|()| {
+            match command {
+                Command::Run(a) => app::run(&a),
+                Command::Validate(a) => app::validate(&a),
+                Command::Plan(a) => app::plan(&a),
+                Command::Report(a) => app::report(&a),
+                Command::Parse(a) => app::parse(&a),
+                Command::Preflight(a) => app::remote::preflight_cmd(&a),
+                Command::Exec(a) => app::remote::exec_cmd(&a),
+                Command::Recover(a) => app::faults::recover(&a),
+                Command::Inventory(InventoryCommand::Generate(a)) => app::generate_inventory(&a),
+            }
+        });
     let code = match result {
         Ok(code) => code,
         Err(e) => {

@@ -140,8 +140,21 @@ impl Out {
 }
 
 fn rocegate_with(args: &[&str], stdin: Option<Vec<u8>>) -> Out {
+    rocegate_env(args, stdin, &[])
+}
+
+/// Runs the binary with `env` set (and the input limit variable otherwise
+/// unset, so the caller's environment cannot change a result). A run that
+/// hangs is killed after a minute and fails the test instead of hanging it.
+fn rocegate_env(args: &[&str], stdin: Option<Vec<u8>>, env: &[(&str, &str)]) -> Out {
     let mut cmd = Command::cargo_bin("rocegate").expect("binary built");
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR")).args(args);
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .env_remove("ROCEGATE_MAX_INPUT_BYTES")
+        .timeout(std::time::Duration::from_secs(60));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
     if let Some(input) = stdin {
         cmd.write_stdin(input);
     }
@@ -1083,6 +1096,361 @@ fn generate_rejects_an_unknown_environment() {
     assert!(
         lines[0].starts_with("--environment: \"prod\"") && lines[0].contains("production"),
         "{lines:#?}"
+    );
+}
+
+// Hostile inputs: names that would become paths, addresses, special files,
+// sizes, YAML shape, ssh options that run commands.
+
+const NAME_RULE: &str =
+    "(letters, digits, ., _ and -, not starting with . or -, at most 64 characters)";
+
+#[test]
+fn a_suite_name_that_climbs_out_of_the_reports_directory_is_refused() {
+    for (bad, shown) in [
+        ("../../x", "\"../../x\""),
+        ("/etc/cron.d/x", "\"/etc/cron.d/x\""),
+        ("'.hidden'", "\".hidden\""),
+    ] {
+        let suite = edit(SUITE, "  name: mini\n", &format!("  name: {bad}\n"));
+        let i = inputs(INVENTORY, &suite);
+        let lines = i.validate().bad_input();
+        assert_eq!(lines.len(), 1, "{lines:#?}");
+        assert_diag(
+            &lines[0],
+            &i.suite,
+            &at(&suite, &format!("name: {bad}")),
+            "suite.name",
+            &[&format!("{shown} is not a valid name {NAME_RULE}")],
+        );
+    }
+}
+
+#[test]
+fn test_names_with_controls_markup_or_100k_characters_are_refused_and_shown_short() {
+    let long = "a".repeat(100_000);
+    for (bad, shown) in [
+        ("\"rail\\0bw\"".to_string(), "\"rail\\0bw\"".to_string()),
+        ("\"rail\\ebw\"".to_string(), "\"rail\\u{1b}bw\"".to_string()),
+        ("<script>".to_string(), "\"<script>\"".to_string()),
+        (
+            long.clone(),
+            format!("\"{}…(100000 bytes)\"", "a".repeat(40)),
+        ),
+    ] {
+        let suite = edit(SUITE, "  - name: rail-bw\n", &format!("  - name: {bad}\n"));
+        let i = inputs(INVENTORY, &suite);
+        let out = i.validate();
+        let lines = out.bad_input();
+        let line = find(&lines, "tests[0].name");
+        assert!(
+            line.contains(&format!("{shown} is not a valid test name {NAME_RULE}")),
+            "{line:?}"
+        );
+        assert!(
+            out.stderr.len() < 1000,
+            "{} bytes of stderr",
+            out.stderr.len()
+        );
+        assert!(!out.stderr.contains('\0') && !out.stderr.contains('\u{1b}'));
+    }
+}
+
+#[test]
+fn node_fabric_and_switch_names_follow_the_path_rule() {
+    let inv = edit(INVENTORY, "  name: mini\n", "  name: ../mini\n");
+    let inv = edit(&inv, "hosts: gpu[001-004]", "hosts: gpu/[001-004]");
+    let inv = edit(&inv, "- name: leaf1\n", "- name: -leaf1\n");
+    let i = inputs(&inv, SUITE);
+    let lines = i.validate().bad_input();
+    assert_diag(
+        find(&lines, "fabric.name"),
+        &i.inv,
+        &at(&inv, "name: ../mini"),
+        "fabric.name",
+        &[&format!("\"../mini\" is not a valid name {NAME_RULE}")],
+    );
+    assert_diag(
+        find(&lines, "nodes[0].hosts"),
+        &i.inv,
+        &at(&inv, "hosts: gpu/[001-004]"),
+        "nodes[0].hosts",
+        &["node name \"gpu/001\" is not a valid name", "(and 3 more)"],
+    );
+    assert_diag(
+        find(&lines, "switches[1].name"),
+        &i.inv,
+        &at(&inv, "name: -leaf1"),
+        "switches[1].name",
+        &["switch name \"-leaf1\" is not a valid name"],
+    );
+}
+
+#[test]
+fn addresses_must_be_ip_addresses_or_dns_names() {
+    let inv = edit(
+        INVENTORY,
+        "  - hosts: gpu[001-004]\n",
+        "  - hosts: gpu[001-004]\n    address: '{host};reboot'\n",
+    );
+    let inv = edit(
+        &inv,
+        "    rail: 0\n  - name: leaf1",
+        "    rail: 0\n    address: -oProxyCommand=x\n  - name: leaf1",
+    );
+    let inv = edit(
+        &inv,
+        "        netdev: rdma0\n",
+        "        netdev: rdma0\n        address: '{host}..r0'\n",
+    );
+    let i = inputs(&inv, SUITE);
+    let lines = i.validate().bad_input();
+    assert_diag(
+        find(&lines, "nodes[0].address"),
+        &i.inv,
+        &at(&inv, "address: '{host};reboot'"),
+        "nodes[0].address",
+        &[
+            "node gpu001: address \"gpu001;reboot\" is not an IP address or DNS name",
+            "(and 3 more)",
+        ],
+    );
+    assert_diag(
+        find(&lines, "switches[0].address"),
+        &i.inv,
+        &at(&inv, "address: -oProxyCommand=x"),
+        "switches[0].address",
+        &["switch leaf0: address \"-oProxyCommand=x\" is not an IP address or DNS name"],
+    );
+    assert_diag(
+        find(&lines, "nodes[0].nics[0].address"),
+        &i.inv,
+        &at(&inv, "address: '{host}..r0'"),
+        "nodes[0].nics[0].address",
+        &["mlx5_0: node gpu001: address \"gpu001..r0\""],
+    );
+    // IPv4, IPv6 and names pass.
+    let good = edit(
+        INVENTORY,
+        "  - hosts: gpu[001-004]\n",
+        "  - hosts: gpu[001-004]\n    address: 10.0.0.[1-4]\n",
+    );
+    let good = edit(
+        &good,
+        "        netdev: rdma0\n",
+        "        netdev: rdma0\n        address: 'fd00::{index}'\n",
+    );
+    let good = edit(
+        &good,
+        "    rail: 0\n  - name: leaf1",
+        "    rail: 0\n    address: leaf0.mgmt.example.com\n  - name: leaf1",
+    );
+    inputs(&good, SUITE).validate().ok();
+}
+
+#[test]
+fn special_files_are_refused_before_they_are_opened() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fifo = dir.path().join("inventory.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let fifo = fifo.to_str().expect("utf-8 path");
+    let dir_path = dir.path().to_str().expect("utf-8 path");
+    // A FIFO with no writer would block open() forever: the run must end.
+    for (path, what) in [
+        (fifo, "is a FIFO (named pipe), not a regular file"),
+        ("/dev/zero", "is a character device, not a regular file"),
+        ("/dev/urandom", "is a character device, not a regular file"),
+        (dir_path, "is a directory, not a regular file"),
+    ] {
+        let lines = rocegate(&["validate", "-i", path, "-s", SHIPPED_SUITE]).bad_input();
+        assert_eq!(lines.len(), 1, "{lines:#?}");
+        assert!(
+            lines[0].starts_with(&format!("{path}: {what}")),
+            "{lines:#?}"
+        );
+    }
+    // The suite is read the same way.
+    let lines = rocegate(&["validate", "-i", SHIPPED_INVENTORY, "-s", fifo]).bad_input();
+    assert!(
+        lines[0].starts_with(&format!("{fifo}: is a FIFO")),
+        "{lines:#?}"
+    );
+}
+
+#[test]
+fn an_oversized_inventory_is_refused_unless_the_limit_is_raised() {
+    // Over the 16 MiB default: valid YAML padded with a comment.
+    let big = format!("{INVENTORY}# {}\n", "x".repeat(17 << 20));
+    let i = inputs(&big, SUITE);
+    let lines = i.validate().bad_input();
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "{}: is {} bytes, over the input limit of 16 MiB; raise it with --max-input-size SIZE or ROCEGATE_MAX_INPUT_BYTES=SIZE",
+            i.inv,
+            big.len()
+        )),
+        "{lines:#?}"
+    );
+    i.run("validate", &["--max-input-size", "32MiB"]).ok();
+    let args = ["validate", "-i", &i.inv, "-s", &i.suite];
+    rocegate_env(&args, None, &[("ROCEGATE_MAX_INPUT_BYTES", "32MiB")]).ok();
+    // The flag wins over the environment, both ways.
+    let lines = rocegate_env(
+        &[
+            "validate",
+            "-i",
+            &i.inv,
+            "-s",
+            &i.suite,
+            "--max-input-size",
+            "1K",
+        ],
+        None,
+        &[("ROCEGATE_MAX_INPUT_BYTES", "32MiB")],
+    )
+    .bad_input();
+    assert!(
+        lines[0].contains("over the input limit of 1 KiB"),
+        "{lines:#?}"
+    );
+    let lines = rocegate_env(&args, None, &[("ROCEGATE_MAX_INPUT_BYTES", "lots")]).bad_input();
+    assert!(
+        lines[0].contains("ROCEGATE_MAX_INPUT_BYTES: \"lots\" is not a size"),
+        "{lines:#?}"
+    );
+}
+
+#[test]
+fn deep_yaml_nesting_is_refused_at_its_place() {
+    for deep in [
+        "[".repeat(60_000),
+        "{a: ".repeat(60_000),
+        format!("\n    {}x", "- ".repeat(60_000)),
+    ] {
+        let inv = edit(INVENTORY, "  name: mini\n", &format!("  name: {deep}\n"));
+        let i = inputs(&inv, SUITE);
+        let lines = i.validate().bad_input();
+        assert_eq!(lines.len(), 1, "{lines:#?}");
+        assert!(
+            lines[0].contains("YAML nested deeper than 64 levels"),
+            "{lines:#?}"
+        );
+        let line = if deep.starts_with('\n') { 3 } else { 2 };
+        assert!(
+            lines[0].starts_with(&format!("{}:{line}:", i.inv)),
+            "{lines:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_second_yaml_document_is_refused() {
+    let suite = format!("{SUITE}---\nsuite:\n  name: other\n");
+    let i = inputs(INVENTORY, &suite);
+    let lines = i.validate().bad_input();
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "{}:{}:1: a second YAML document starts here",
+            i.suite,
+            SUITE.lines().count() + 1
+        )),
+        "{lines:#?}"
+    );
+}
+
+#[test]
+fn a_huge_value_is_not_echoed_whole() {
+    // serde's "invalid type: string ..." quotes the value it got.
+    let value = "k".repeat(5 << 20);
+    let inv = edit(INVENTORY, "  rails: 2\n", &format!("  rails: {value}\n"));
+    let i = inputs(&inv, SUITE);
+    let out = i.validate();
+    let lines = out.bad_input();
+    assert!(lines[0].contains("…(5242880 bytes)"), "{lines:#?}");
+    assert!(
+        out.stderr.len() < 2000,
+        "{} bytes of stderr",
+        out.stderr.len()
+    );
+}
+
+#[test]
+fn invalid_utf8_names_the_byte_offset() {
+    let i = inputs("", SUITE);
+    std::fs::write(&i.inv, b"fabric:\n  name: \xff\xfe\n").unwrap();
+    let lines = i.validate().bad_input();
+    assert!(
+        lines[0].starts_with(&format!(
+            "{}: is not valid UTF-8 (first bad byte at offset 16)",
+            i.inv
+        )),
+        "{lines:#?}"
+    );
+}
+
+fn ssh_inventory(options: &str) -> String {
+    edit(
+        INVENTORY,
+        "transport: emulated\n",
+        &format!("transport:\n  ssh:\n    user: root\n{options}"),
+    )
+}
+
+#[test]
+fn ssh_options_that_run_commands_are_refused_unless_allowed() {
+    for option in [
+        "ProxyCommand=/tmp/x",
+        "proxycommand=/tmp/x",
+        "LocalCommand=/tmp/x",
+        "PermitLocalCommand=yes",
+        "KnownHostsCommand=/tmp/x",
+        "Match=exec",
+        "\"ProxyCommand nc %h %p\"",
+    ] {
+        let inv = ssh_inventory(&format!(
+            "    options:\n      - StrictHostKeyChecking=yes\n      - {option}\n"
+        ));
+        let i = inputs(&inv, SUITE);
+        let lines = i.validate().bad_input();
+        assert_eq!(lines.len(), 1, "{option}: {lines:#?}");
+        assert_diag(
+            &lines[0],
+            &i.inv,
+            &at(&inv, &format!("- {option}")),
+            "transport.ssh.options[1]",
+            &[
+                "makes ssh run a local command",
+                "an inventory cannot become code by accident",
+                "allow_ssh_commands: true",
+            ],
+        );
+    }
+    let allowed = ssh_inventory(
+        "    options: [ProxyCommand=/usr/local/bin/bastion-proxy]\n    allow_ssh_commands: true\n",
+    );
+    inputs(&allowed, SUITE).validate().ok();
+    // A jump host is the safe way; it is checked like an address.
+    inputs(
+        &ssh_inventory("    jump: ops@bastion.example.com:2222\n"),
+        SUITE,
+    )
+    .validate()
+    .ok();
+    let inv = ssh_inventory("    jump: -oProxyCommand=x\n");
+    let i = inputs(&inv, SUITE);
+    let lines = i.validate().bad_input();
+    assert_diag(
+        &lines[0],
+        &i.inv,
+        &at(&inv, "jump: -oProxyCommand=x"),
+        "transport.ssh.jump",
+        &["is not a jump host"],
     );
 }
 

@@ -5,36 +5,33 @@ use std::collections::{HashMap, HashSet};
 
 use sha2::{Digest, Sha256};
 
-use super::diag::{from_yaml_error, Diagnostics, Sink};
+use super::diag::{quote, Diagnostics, Sink};
 use super::hostlist;
 use super::inventory::{Credentials, Defect, InventoryFile, SwitchRole, TransportSpec};
 use super::model::*;
 
-/// Characters allowed in names that reach a remote shell (hosts, devices,
-/// ports). They are also quoted when used; this keeps them readable.
-pub fn is_safe_name(s: &str) -> bool {
-    !s.is_empty()
-        && !s.starts_with('-')
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._:/@+-".contains(c))
-}
+pub use super::names::{is_address, is_path_name, is_safe_name, ADDRESS_RULE, PATH_NAME_RULE};
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Reads a file for loading; an unreadable file is a diagnostic, not a panic.
+/// Reads an input file within the input limits (`inputs::read_limited`);
+/// an unreadable, special or oversized file is a diagnostic, not a panic
+/// or a hang.
 pub fn read_source(path: &str) -> Result<String, Diagnostics> {
-    std::fs::read_to_string(path).map_err(|e| {
-        Diagnostics(vec![super::diag::Diagnostic {
-            file: path.to_string(),
-            line: None,
-            column: None,
-            path: String::new(),
-            message: format!("cannot read: {e}"),
-        }])
-    })
+    crate::inputs::max_input_bytes()
+        .and_then(|limit| crate::inputs::read_limited_reason(path, limit))
+        .map_err(|message| {
+            Diagnostics(vec![super::diag::Diagnostic {
+                file: path.to_string(),
+                line: None,
+                column: None,
+                path: String::new(),
+                message,
+            }])
+        })
 }
 
 pub fn load_inventory(path: &str) -> Result<Inventory, Diagnostics> {
@@ -43,8 +40,7 @@ pub fn load_inventory(path: &str) -> Result<Inventory, Diagnostics> {
 }
 
 pub fn parse_inventory(path: &str, text: &str) -> Result<Inventory, Diagnostics> {
-    let raw: InventoryFile =
-        serde_yaml::from_str(text).map_err(|e| Diagnostics(vec![from_yaml_error(path, &e)]))?;
+    let raw: InventoryFile = super::yaml_guard::from_str(path, text)?;
     let mut sink = Sink::new(path, text);
     let inv = check_inventory(raw, text, &mut sink);
     if sink.is_empty() {
@@ -84,15 +80,80 @@ fn expand_addresses(
     }
 }
 
+/// A NIC's data address from its template (`{host}`, `{rail}`, `{index}`
+/// counted from 1, `{nic}`) or literal.
+fn nic_address(template: &str, host: &str, rail: u32, host_index: usize, nic: usize) -> String {
+    template
+        .replace("{host}", host)
+        .replace("{rail}", &rail.to_string())
+        .replace("{index}", &(host_index + 1).to_string())
+        .replace("{nic}", &nic.to_string())
+}
+
+/// The first of `names` that may not become a path, said with the rule and
+/// how many more there are; `None` when all pass.
+fn bad_names(names: &[String], what: &str) -> Option<String> {
+    let mut bad = names.iter().filter(|n| !is_path_name(n));
+    let first = bad.next()?;
+    let more = bad.count();
+    let more = if more > 0 {
+        format!(" (and {more} more)")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{what} name {} is not a valid name ({PATH_NAME_RULE}){more}",
+        quote(first)
+    ))
+}
+
+/// The first address (of `owners[i]`, a node or switch) that is neither an
+/// IP address nor a DNS name, with the rule; `None` when all pass.
+fn bad_addresses(owners: &[String], addresses: &[String], what: &str) -> Option<String> {
+    let mut bad = owners.iter().zip(addresses).filter(|(_, a)| !is_address(a));
+    let (owner, first) = bad.next()?;
+    let more = bad.count();
+    let more = if more > 0 {
+        format!(" (and {more} more)")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{what} {owner}: address {} is not an IP address or DNS name ({ADDRESS_RULE}){more}",
+        quote(first)
+    ))
+}
+
+/// A jump host as `ssh -J` takes it: `[user@]host[:port]`, comma-separated.
+fn check_jump(jump: &str) -> Result<(), String> {
+    for hop in jump.split(',') {
+        let (user, rest) = match hop.rsplit_once('@') {
+            Some((u, r)) => (Some(u), r),
+            None => (None, hop),
+        };
+        let (host, port) = match rest.rsplit_once(':') {
+            Some((h, p)) if !h.contains(':') => (h, Some(p)),
+            _ => (rest, None),
+        };
+        let ok = user.is_none_or(is_safe_name)
+            && is_address(host)
+            && port.is_none_or(|p| p.parse::<u16>().is_ok_and(|n| n > 0));
+        if !ok {
+            return Err(format!(
+                "{} is not a jump host (write [user@]host[:port], several separated by commas; host is {ADDRESS_RULE})",
+                quote(hop)
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn check_inventory(raw: InventoryFile, text: &str, sink: &mut Sink) -> Inventory {
     let f = &raw.fabric;
-    if !is_safe_name(&f.name) {
+    if !is_path_name(&f.name) {
         sink.error(
             "fabric.name",
-            format!(
-                "\"{}\" is not a valid name (letters, digits, . _ - only)",
-                f.name
-            ),
+            format!("{} is not a valid name ({PATH_NAME_RULE})", quote(&f.name)),
         );
     }
     if f.rails == 0 || f.rails > 64 {
@@ -159,8 +220,13 @@ fn check_inventory(raw: InventoryFile, text: &str, sink: &mut Sink) -> Inventory
             if !is_safe_name(u) {
                 sink.error(
                     "transport.ssh.user",
-                    format!("\"{u}\" is not a valid user name"),
+                    format!("{} is not a valid user name", quote(u)),
                 );
+            }
+        }
+        if let Some(j) = &ssh.jump {
+            if let Err(e) = check_jump(j) {
+                sink.error("transport.ssh.jump", e);
             }
         }
         if ssh.parallelism == 0 {
@@ -170,10 +236,26 @@ fn check_inventory(raw: InventoryFile, text: &str, sink: &mut Sink) -> Inventory
             sink.error("transport.ssh.per_host", "must be at least 1");
         }
         for (i, o) in ssh.options.iter().enumerate() {
+            if let Some(name) = super::names::ssh_command_option(o) {
+                if !ssh.allow_ssh_commands {
+                    sink.error(
+                        format!("transport.ssh.options[{i}]"),
+                        format!(
+                            "{} makes ssh run a local command or load local code ({name}); refused so that an inventory cannot become code by accident (set allow_ssh_commands: true under transport.ssh if it is meant; for a jump host use jump:)",
+                            quote(o)
+                        ),
+                    );
+                    continue;
+                }
+            }
+            // One word: nccl's launcher joins the options into one string.
             if !o.contains('=') || o.contains(char::is_whitespace) {
                 sink.error(
                     format!("transport.ssh.options[{i}]"),
-                    format!("\"{o}\" is not an ssh option (write Name=value)"),
+                    format!(
+                        "{} is not an ssh option (write Name=value, no spaces)",
+                        quote(o)
+                    ),
                 );
             }
         }
@@ -192,8 +274,17 @@ fn check_inventory(raw: InventoryFile, text: &str, sink: &mut Sink) -> Inventory
                 continue;
             }
         };
+        if let Some(msg) = bad_names(&hosts, "node") {
+            sink.error(format!("{base}.hosts"), msg);
+            continue;
+        }
         let addresses = match expand_addresses(group.address.as_deref(), &hosts, "{host}") {
-            Ok(a) => a,
+            Ok(a) => {
+                if let Some(msg) = bad_addresses(&hosts, &a, "node") {
+                    sink.error(format!("{base}.address"), msg);
+                }
+                a
+            }
             Err(e) => {
                 sink.error(format!("{base}.address"), e);
                 hosts.clone()
@@ -242,6 +333,16 @@ fn check_inventory(raw: InventoryFile, text: &str, sink: &mut Sink) -> Inventory
             if let Some(0) = nic.port {
                 sink.error(format!("{p}.port"), "RDMA ports are numbered from 1");
             }
+            if let Some(t) = &nic.address {
+                let expanded: Vec<String> = hosts
+                    .iter()
+                    .enumerate()
+                    .map(|(hi, host)| nic_address(t, host, nic.rail, hi, ni))
+                    .collect();
+                if let Some(msg) = bad_addresses(&hosts, &expanded, "node") {
+                    sink.error(format!("{p}.address"), format!("{}: {msg}", nic.device));
+                }
+            }
         }
         for (hi, host) in hosts.iter().enumerate() {
             if let Some(prev) = names_seen.insert(host.clone(), base.clone()) {
@@ -254,12 +355,10 @@ fn check_inventory(raw: InventoryFile, text: &str, sink: &mut Sink) -> Inventory
             let node_id = nodes.len();
             let mut ids = Vec::new();
             for (ri, nic) in group.nics.iter().enumerate() {
-                let address = nic.address.as_ref().map(|t| {
-                    t.replace("{host}", host)
-                        .replace("{rail}", &nic.rail.to_string())
-                        .replace("{index}", &(hi + 1).to_string())
-                        .replace("{nic}", &ri.to_string())
-                });
+                let address = nic
+                    .address
+                    .as_ref()
+                    .map(|t| nic_address(t, host, nic.rail, hi, ri));
                 ids.push(nics.len());
                 nics.push(Nic {
                     node: node_id,
@@ -285,17 +384,6 @@ fn check_inventory(raw: InventoryFile, text: &str, sink: &mut Sink) -> Inventory
     if raw.nodes.is_empty() {
         sink.error("nodes", "the inventory has no nodes");
     }
-    for n in &nodes {
-        if !is_safe_name(&n.address) {
-            sink.error(
-                "nodes",
-                format!(
-                    "node {}: address \"{}\" is not a valid host name or IP",
-                    n.name, n.address
-                ),
-            );
-        }
-    }
 
     // Switches.
     let mut switches = Vec::new();
@@ -308,8 +396,17 @@ fn check_inventory(raw: InventoryFile, text: &str, sink: &mut Sink) -> Inventory
                 continue;
             }
         };
+        if let Some(msg) = bad_names(&names, "switch") {
+            sink.error(format!("{base}.name"), msg);
+            continue;
+        }
         let addresses = match expand_addresses(group.address.as_deref(), &names, "{name}") {
-            Ok(a) => a,
+            Ok(a) => {
+                if let Some(msg) = bad_addresses(&names, &a, "switch") {
+                    sink.error(format!("{base}.address"), msg);
+                }
+                a
+            }
             Err(e) => {
                 sink.error(format!("{base}.address"), e);
                 names.clone()

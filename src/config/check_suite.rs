@@ -5,9 +5,10 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use super::check::{read_source, sha256_hex};
-use super::diag::{from_yaml_error, Diagnostics, Sink};
+use super::diag::{quote, Diagnostics, Sink};
 use super::hostlist;
 use super::model::*;
+use super::names::{is_path_name, PATH_NAME_RULE};
 use super::suite::*;
 use super::units::Span;
 
@@ -116,8 +117,7 @@ pub fn load_suite(path: &str, inv: &Inventory) -> Result<Suite, Diagnostics> {
 }
 
 pub fn parse_suite(path: &str, text: &str, inv: &Inventory) -> Result<Suite, Diagnostics> {
-    let raw: SuiteFile =
-        serde_yaml::from_str(text).map_err(|e| Diagnostics(vec![from_yaml_error(path, &e)]))?;
+    let raw: SuiteFile = super::yaml_guard::from_str(path, text)?;
     let mut sink = Sink::new(path, text);
     let suite = check_suite(raw, text, inv, &mut sink);
     if sink.is_empty() {
@@ -138,12 +138,12 @@ fn default_metric(kind: &TestKind) -> Option<Metric> {
 }
 
 fn check_suite(raw: SuiteFile, text: &str, inv: &Inventory, sink: &mut Sink) -> Suite {
-    if !super::check::is_safe_name(&raw.suite.name) {
+    if !is_path_name(&raw.suite.name) {
         sink.error(
             "suite.name",
             format!(
-                "\"{}\" is not a valid name (letters, digits, . _ - only)",
-                raw.suite.name
+                "{} is not a valid name ({PATH_NAME_RULE})",
+                quote(&raw.suite.name)
             ),
         );
     }
@@ -173,19 +173,19 @@ fn check_suite(raw: SuiteFile, text: &str, inv: &Inventory, sink: &mut Sink) -> 
     let mut tests = Vec::new();
     for (i, t) in raw.tests.iter().enumerate() {
         let base = format!("tests[{i}]");
-        if !super::check::is_safe_name(&t.name) || t.name.contains(':') {
+        if !is_path_name(&t.name) {
             sink.error(
                 format!("{base}.name"),
                 format!(
-                    "\"{}\" is not a valid test name (letters, digits, . _ - only)",
-                    t.name
+                    "{} is not a valid test name ({PATH_NAME_RULE})",
+                    quote(&t.name)
                 ),
             );
         }
         if !seen.insert(t.name.as_str()) {
             sink.error(
                 format!("{base}.name"),
-                format!("test name \"{}\" is used twice", t.name),
+                format!("test name {} is used twice", quote(&t.name)),
             );
         }
         let kinds: Vec<&str> = [

@@ -153,6 +153,11 @@ pub struct SshSpec {
     /// command; `false` opens a fresh connection per command.
     #[serde(default = "default_true")]
     pub control_master: bool,
+    /// Allow `options` that make ssh run a local command or load local code
+    /// (ProxyCommand, LocalCommand, KnownHostsCommand, Match, ...). Off, so an
+    /// inventory cannot become code on the controller by accident.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_ssh_commands: bool,
 }
 
 fn default_true() -> bool {

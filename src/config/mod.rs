@@ -11,6 +11,8 @@ pub mod hostlist;
 pub mod inventory;
 pub mod locate;
 pub mod model;
+pub mod names;
 pub mod suite;
 pub mod tagged;
 pub mod units;
+pub mod yaml_guard;
