@@ -62,6 +62,22 @@ pub fn max_input_bytes() -> Result<u64, String> {
 /// Why `path` cannot be read as an input, without the path; see
 /// [`read_limited`].
 pub fn read_limited_reason(path: &str, limit: u64) -> Result<String, String> {
+    utf8(read_bytes_reason(path, limit)?)
+}
+
+/// The bytes of `path`, checked as [`read_limited`] checks it but not
+/// required to be UTF-8 (a tool's log may hold stray bytes); the error is
+/// `PATH: reason`.
+pub fn read_bytes_limited(path: &str, limit: u64) -> Result<Vec<u8>, String> {
+    read_bytes_reason(path, limit).map_err(|e| format!("{path}: {e}"))
+}
+
+/// Standard input as [`read_bytes_limited`] reads a file.
+pub fn read_stdin_bytes_limited(limit: u64) -> Result<Vec<u8>, String> {
+    read_bounded(std::io::stdin().lock(), limit).map_err(|e| format!("<stdin>: {e}"))
+}
+
+fn read_bytes_reason(path: &str, limit: u64) -> Result<Vec<u8>, String> {
     // Refuse anything but a regular file before opening it: opening a FIFO
     // with no writer blocks forever, and /dev/zero never ends. metadata()
     // follows symlinks, so a link to a regular file is fine.
@@ -92,7 +108,9 @@ pub fn read_limited(path: &str, limit: u64) -> Result<String, String> {
 
 /// Reads standard input as [`read_limited`] reads a file (for `-`).
 pub fn read_stdin_limited(limit: u64) -> Result<String, String> {
-    read_bounded(std::io::stdin().lock(), limit).map_err(|e| format!("<stdin>: {e}"))
+    read_bounded(std::io::stdin().lock(), limit)
+        .and_then(utf8)
+        .map_err(|e| format!("<stdin>: {e}"))
 }
 
 fn not_regular(meta: &std::fs::Metadata) -> Result<(), String> {
@@ -139,7 +157,7 @@ fn format_limit(n: u64) -> String {
     }
 }
 
-fn read_bounded(r: impl Read, limit: u64) -> Result<String, String> {
+fn read_bounded(r: impl Read, limit: u64) -> Result<Vec<u8>, String> {
     let mut buf = Vec::new();
     r.take(limit.saturating_add(1))
         .read_to_end(&mut buf)
@@ -147,6 +165,10 @@ fn read_bounded(r: impl Read, limit: u64) -> Result<String, String> {
     if buf.len() as u64 > limit {
         return Err(too_large(limit, None));
     }
+    Ok(buf)
+}
+
+fn utf8(buf: Vec<u8>) -> Result<String, String> {
     String::from_utf8(buf).map_err(|e| {
         format!(
             "is not valid UTF-8 (first bad byte at offset {}); save it as UTF-8",

@@ -417,3 +417,33 @@ fn a_full_disk_stops_the_run_and_keeps_what_was_written() {
         recs.len()
     );
 }
+
+#[test]
+fn parse_refuses_fifos_devices_and_oversized_logs_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("fifo");
+    assert!(StdCommand::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let big = tmp.path().join("big.log");
+    std::fs::write(&big, vec![b'a'; 2 << 20]).unwrap();
+    for (path, extra, words) in [
+        (fifo.as_path(), None, "FIFO"),
+        (Path::new("/dev/zero"), None, "character device"),
+        (big.as_path(), Some("1MiB"), "over the input limit of 1 MiB"),
+    ] {
+        let mut cmd = rocegate_in(tmp.path());
+        cmd.args(["parse", "perftest"]).arg(path);
+        if let Some(limit) = extra {
+            cmd.args(["--max-input-size", limit]);
+        }
+        // A hang would be the bug: the test fails at the timeout instead.
+        let out = cmd.timeout(Duration::from_secs(30)).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {stderr}", path.display());
+        assert!(stderr.contains(words), "{stderr}");
+        assert!(stderr.contains(&path.display().to_string()), "{stderr}");
+    }
+}

@@ -1,8 +1,6 @@
 //! The library side of `rocegate parse perftest|nccl FILE`: read a saved output,
 //! parse it, print the report as JSON. It does not run anything.
 
-use std::io::Read;
-
 use crate::workload::nccl::parse as nccl;
 use crate::workload::perftest::parse as perftest;
 use crate::workload::text::ParseError;
@@ -17,12 +15,10 @@ pub enum ParseTool {
 /// Why `rocegate parse` failed. `Display` is one line naming the file and the reason.
 #[derive(Debug, thiserror::Error)]
 pub enum ParseCmdError {
-    #[error("{path}: cannot read: {source}")]
-    Read {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
+    /// The file could not be read as an input: missing, not a regular
+    /// file, over the size limit; the message names it.
+    #[error("{0}")]
+    Input(String),
     #[error("{path}: {source}")]
     Parse {
         path: String,
@@ -105,21 +101,16 @@ fn impossible(path: &str, found: &[crate::plausible::Impossible]) -> Result<(), 
 
 /// Reads the whole input as text; invalid UTF-8 (binary noise in a log) is
 /// replaced rather than rejected.
+/// The tool's output: a regular file or stdin, at most the input limit
+/// (`--max-input-size`), bytes that are not UTF-8 shown as U+FFFD.
 fn read_input(path: &str) -> Result<String, ParseCmdError> {
-    let mut bytes = Vec::new();
-    let res = if path == "-" {
-        std::io::stdin().read_to_end(&mut bytes).map(|_| ())
+    let limit = crate::inputs::max_input_bytes().map_err(ParseCmdError::Input)?;
+    let bytes = if path == "-" {
+        crate::inputs::read_stdin_bytes_limited(limit)
     } else {
-        std::fs::read(path).map(|b| bytes = b)
-    };
-    res.map_err(|source| ParseCmdError::Read {
-        path: if path == "-" {
-            "<stdin>".to_string()
-        } else {
-            path.to_string()
-        },
-        source,
-    })?;
+        crate::inputs::read_bytes_limited(path, limit)
+    }
+    .map_err(ParseCmdError::Input)?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
