@@ -93,31 +93,28 @@ fn nic_address(template: &str, host: &str, rail: u32, host_index: usize, nic: us
 /// The first of `names` that may not become a path, said with the rule and
 /// how many more there are; `None` when all pass.
 fn bad_names(names: &[String], what: &str) -> Option<String> {
-    let mut bad = names.iter().filter(|n| !is_path_name(n));
-    let first = bad.next()?;
-    let more = bad.count();
-    let more = if more > 0 {
-        format!(" (and {more} more)")
-    } else {
-        String::new()
-    };
+    let (first, more) = first_and_more(names.iter().filter(|n| !is_path_name(n)))?;
     Some(format!(
         "{what} name {} is not a valid name ({PATH_NAME_RULE}){more}",
         quote(first)
     ))
 }
 
+/// The first item, and ` (and N more)` for the rest (empty when none).
+fn first_and_more<T>(mut items: impl Iterator<Item = T>) -> Option<(T, String)> {
+    let first = items.next()?;
+    let more = match items.count() {
+        0 => String::new(),
+        n => format!(" (and {n} more)"),
+    };
+    Some((first, more))
+}
+
 /// The first address (of `owners[i]`, a node or switch) that is neither an
 /// IP address nor a DNS name, with the rule; `None` when all pass.
 fn bad_addresses(owners: &[String], addresses: &[String], what: &str) -> Option<String> {
-    let mut bad = owners.iter().zip(addresses).filter(|(_, a)| !is_address(a));
-    let (owner, first) = bad.next()?;
-    let more = bad.count();
-    let more = if more > 0 {
-        format!(" (and {more} more)")
-    } else {
-        String::new()
-    };
+    let ((owner, first), more) =
+        first_and_more(owners.iter().zip(addresses).filter(|(_, a)| !is_address(a)))?;
     Some(format!(
         "{what} {owner}: address {} is not an IP address or DNS name ({ADDRESS_RULE}){more}",
         quote(first)
