@@ -105,6 +105,9 @@ pub struct NarrowArgs {
     /// Leave these nodes out (hostlist)
     #[arg(long)]
     pub exclude: Option<String>,
+    /// Leave every fault out (skipped with the reason): a run that must not touch switches
+    #[arg(long)]
+    pub skip_faults: bool,
     /// Refuse (exit 2) if the estimated duration exceeds this (e.g. 4h)
     #[arg(long)]
     pub deadline: Option<String>,

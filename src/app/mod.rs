@@ -24,6 +24,12 @@ use rundir::{stamp, write_outputs};
 pub fn validate(args: &InputArgs) -> Result<i32, AppError> {
     let i = inputs::load(args.inventory.as_deref(), args.suite.as_deref())?;
     let inv = &i.inventory;
+    // What `run` would refuse on the whole suite and pod, validate refuses.
+    let p = plan::build(&i.suite, inv, &Narrowing::default(), 1)?;
+    check_refused(&p)?;
+    if let Some(note) = production_note(&p, inv) {
+        out(&note);
+    }
     out(&format!(
         "ok: inventory {} ({} nodes, {} NICs, {} switches, {} links); suite {} ({} tests)\n",
         inv.source.path,
@@ -42,6 +48,7 @@ pub fn narrowing(n: &NarrowArgs) -> Narrowing {
         only: n.only.clone(),
         nodes: n.nodes.clone(),
         exclude: n.exclude.clone(),
+        skip_faults: n.skip_faults,
     }
 }
 
@@ -84,6 +91,10 @@ pub fn plan(args: &PlanArgs) -> Result<i32, AppError> {
         render::to_text(&p, &i.suite, &i.inventory)
     };
     out(&text);
+    if let Some(note) = production_note(&p, &i.inventory) {
+        out(&note);
+    }
+    check_refused(&p)?;
     check_deadline(&p, args.narrow.deadline.as_deref())?;
     Ok(PASS)
 }
@@ -153,6 +164,13 @@ fn check_disruptive(
             names.join(", ")
         )));
     }
+    check_refused(plan)
+}
+
+/// What `run` refuses in the plan itself, whatever the command line says:
+/// a fault over the blast-radius limit, or on a device no driver of this
+/// build can change. `validate` and `plan` refuse it with the same words.
+fn check_refused(plan: &Plan) -> Result<(), AppError> {
     let refused: Vec<String> = plan
         .disruptions
         .iter()
@@ -165,6 +183,16 @@ fn check_disruptive(
         )));
     }
     Ok(())
+}
+
+/// The note `validate` and `plan` print where `run` needs a flag.
+fn production_note(plan: &Plan, inv: &crate::config::model::Inventory) -> Option<String> {
+    (inv.is_production() && !plan.disruptions.is_empty()).then(|| {
+        format!(
+            "note: fabric {} is environment: production; `run` refuses its disruptive steps without --allow-disruptive\n",
+            inv.fabric.name
+        )
+    })
 }
 
 pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
@@ -331,8 +359,13 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
         return Ok(crate::exit::INCOMPLETE.max(code));
     }
     let c = counts;
+    let partial = p
+        .partial
+        .as_ref()
+        .map(|n| format!(" (PARTIAL RUN: {n}; {} test(s) skipped)", p.skipped.len()))
+        .unwrap_or_default();
     out(&format!(
-        "{}: {} pass, {} warn, {} fail, {} error, {} skipped -> exit {code}\nreports: {dir_s}/ (junit.xml, report.html, results.jsonl, summary.json)\n",
+        "{}{partial}: {} pass, {} warn, {} fail, {} error, {} skipped -> exit {code}\nreports: {dir_s}/ (junit.xml, report.html, results.jsonl, summary.json)\n",
         if incomplete { "INCOMPLETE" } else if outcome.gate_passed { "GATE PASSED" } else { "GATE FAILED" },
         c.pass,
         c.warn,

@@ -25,6 +25,37 @@ pub struct Narrowing {
     pub only: Vec<String>,
     pub nodes: Option<String>,
     pub exclude: Option<String>,
+    /// Leave every fault out: a run that must not touch switch or NIC state.
+    pub skip_faults: bool,
+}
+
+impl Narrowing {
+    /// The narrowing as the command line gave it, for "partial run"
+    /// notes; `None` when the whole suite runs on the whole pod.
+    pub fn describe(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if !self.only.is_empty() {
+            parts.push(format!("--only {}", self.only.join(" ")));
+        }
+        if let Some(n) = &self.nodes {
+            parts.push(format!("--nodes {n}"));
+        }
+        if let Some(x) = &self.exclude {
+            parts.push(format!("--exclude {x}"));
+        }
+        if self.skip_faults {
+            parts.push("--skip-faults".into());
+        }
+        (!parts.is_empty()).then(|| parts.join(" "))
+    }
+}
+
+/// A test of the suite the plan leaves out, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkippedTest {
+    /// Index into `Suite::tests`.
+    pub test: usize,
+    pub reason: String,
 }
 
 #[derive(Debug)]
@@ -33,6 +64,12 @@ pub struct Plan {
     pub coverage: coverage::Coverage,
     pub estimate: Duration,
     pub disruptions: Vec<Disruption>,
+    /// Tests left out (by narrowing, or with no steps on this pod), in
+    /// suite order; each becomes a `skipped` verdict with its reason.
+    pub skipped: Vec<SkippedTest>,
+    /// The narrowing, when the run covers less than the whole suite on the
+    /// whole pod.
+    pub partial: Option<String>,
 }
 
 #[derive(Debug)]
@@ -81,6 +118,8 @@ pub enum PlanError {
     BadHostlist(&'static str, String),
     #[error("--nodes/--exclude leave no node to test")]
     NoNodes,
+    #[error("test \"{0}\" runs during \"{1}\", which has no steps on this inventory ({2}); a fault needs traffic to judge recovery: change the pattern or the nodes of \"{1}\"")]
+    FaultWithoutTraffic(String, String, String),
 }
 
 /// Resolves `--only`, `--nodes`, `--exclude` into the tests and nodes that run.
@@ -182,6 +221,14 @@ pub fn build(
     seed: u64,
 ) -> Result<Plan, PlanError> {
     let (keep, node_set) = narrow(suite, inv, narrowing)?;
+    let narrowed_nodes = narrowing.nodes.is_some() || narrowing.exclude.is_some();
+    let mut skipped: Vec<SkippedTest> = (0..suite.tests.len())
+        .filter(|i| !keep.contains(i))
+        .map(|test| SkippedTest {
+            test,
+            reason: format!("not selected: --only {}", narrowing.only.join(" ")),
+        })
+        .collect();
     let mut tests = Vec::new();
     for &i in &keep {
         let test = &suite.tests[i];
@@ -192,6 +239,13 @@ pub fn build(
             .filter(|n| node_set.contains(n))
             .collect();
         let rounds = cap_rounds(rounds_for(test, inv, &nodes, seed), suite.max_concurrent);
+        if rounds.is_empty() && !matches!(test.kind, TestKind::Fault(_)) {
+            skipped.push(SkippedTest {
+                test: i,
+                reason: no_steps(test, &nodes, narrowed_nodes),
+            });
+            continue;
+        }
         let estimate = estimate::test_duration(test, inv, &rounds);
         tests.push(TestPlan {
             test: i,
@@ -199,6 +253,60 @@ pub fn build(
             estimate,
         });
     }
+    // A fault whose traffic has no steps cannot be judged: on the whole
+    // pod that is a suite error, on a narrowed one a skip with the reason.
+    // --skip-faults leaves every fault out.
+    let mut faults_out = Vec::new();
+    for tp in &tests {
+        let test = &suite.tests[tp.test];
+        let TestKind::Fault(f) = &test.kind else {
+            continue;
+        };
+        let reason = if narrowing.skip_faults {
+            Some("--skip-faults: this run changes no switch or NIC state".to_string())
+        } else if let Some(why) = skipped.iter().find(|s| s.test == f.during) {
+            if narrowing.describe().is_none() {
+                return Err(PlanError::FaultWithoutTraffic(
+                    test.name.clone(),
+                    suite.tests[f.during].name.clone(),
+                    why.reason.clone(),
+                ));
+            }
+            Some(format!(
+                "its traffic \"{}\" does not run: {}",
+                suite.tests[f.during].name, why.reason
+            ))
+        } else if narrowed_nodes {
+            // On a narrowed pod, a fault that cuts off NICs none of which
+            // carries the narrowed traffic would change a device and judge
+            // nothing (an uplink's effect depends on ECMP and is kept).
+            let cut = cut_off(inv, f);
+            let used: HashSet<NicId> = tests
+                .iter()
+                .filter(|t| t.test == f.during)
+                .flat_map(|t| t.rounds.iter().flatten())
+                .flat_map(|step| step.nics(inv).collect::<Vec<_>>())
+                .collect();
+            (!cut.is_empty() && !cut.iter().any(|n| used.contains(n))).then(|| {
+                format!(
+                    "it cuts off {} NIC(s), none of which carries \"{}\" on the nodes left by --nodes/--exclude",
+                    cut.len(),
+                    suite.tests[f.during].name
+                )
+            })
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            faults_out.push(tp.test);
+            skipped.push(SkippedTest {
+                test: tp.test,
+                reason,
+            });
+        }
+    }
+    tests.retain(|tp| !faults_out.contains(&tp.test));
+    skipped.sort_by_key(|s| s.test);
     // Faults run during their target's first round, as planned above
     // (narrowing always keeps a fault's target).
     for k in 0..tests.len() {
@@ -227,7 +335,28 @@ pub fn build(
         coverage,
         estimate,
         disruptions,
+        skipped,
+        partial: narrowing.describe(),
     })
+}
+
+/// Why `test` has no steps on `nodes`.
+fn no_steps(test: &Test, nodes: &[NodeId], narrowed: bool) -> String {
+    let pattern = format!(
+        "pattern {}",
+        render::pattern_name(test.pattern.as_ref(), &test.kind)
+    );
+    if narrowed {
+        format!(
+            "no steps on the {} node(s) left by --nodes/--exclude ({pattern} finds no pair or group among them)",
+            nodes.len()
+        )
+    } else {
+        format!(
+            "no steps on this inventory ({pattern} finds no pair or group among its {} node(s))",
+            nodes.len()
+        )
+    }
 }
 
 /// NICs whose only cable is `link`.

@@ -63,6 +63,11 @@ pub fn to_json(plan: &Plan, suite: &Suite, inv: &Inventory) -> Value {
         "tests": tests,
         "coverage": plan.coverage,
         "disruptive": plan.disruptions,
+        "skipped": plan.skipped.iter().map(|sk| json!({
+            "test": suite.tests[sk.test].name,
+            "reason": sk.reason,
+        })).collect::<Vec<_>>(),
+        "partial": plan.partial,
     })
 }
 
@@ -163,6 +168,23 @@ pub fn to_text(plan: &Plan, suite: &Suite, inv: &Inventory) -> String {
             if let Some(r) = &d.refused {
                 out += &format!("    REFUSED: {r}\n");
             }
+        }
+    }
+    out += &skipped_text(plan, suite);
+    out
+}
+
+/// The tests the plan leaves out, each with its reason, and whether the
+/// run is partial.
+fn skipped_text(plan: &Plan, suite: &Suite) -> String {
+    let mut out = String::new();
+    if let Some(n) = &plan.partial {
+        out += &format!("\npartial run ({n}): the gate covers only what is planned above\n");
+    }
+    if !plan.skipped.is_empty() {
+        out += "\nskipped:\n";
+        for sk in &plan.skipped {
+            out += &format!("  {}: {}\n", suite.tests[sk.test].name, sk.reason);
         }
     }
     out

@@ -119,6 +119,7 @@ fn narrowing_and_caps() {
         only: vec!["b".into()],
         nodes: Some("gpu[001-008]".into()),
         exclude: Some("gpu008".into()),
+        skip_faults: false,
     };
     let plan = build(&s, &inv, &n, 1).unwrap();
     assert_eq!(plan.tests.len(), 1);

@@ -87,6 +87,11 @@ pub struct RunStarted {
     pub coverage: serde_json::Value,
     #[serde(default)]
     pub disruptive: serde_json::Value,
+    /// The command line's narrowing (`--only …`, `--nodes …`,
+    /// `--skip-faults`) when the run covers less than the whole suite on
+    /// the whole pod.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

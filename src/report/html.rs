@@ -181,6 +181,13 @@ pub fn render(records: &[Record], run_dir: &Path) -> String {
             esc(&done.describe())
         );
     }
+    if let Some(n) = started.and_then(|s| s.partial.as_ref()) {
+        let _ = write!(
+            h,
+            "<p class=\"warn\" id=\"partial\">Partial run ({}): what it left out is listed as skipped, with the reason.</p>",
+            esc(n)
+        );
+    }
     // The hosts, as the preflight found them: problems listed, the ready counted.
     let pre: Vec<&crate::exec::preflight::HostReport> = records
         .iter()

@@ -26,7 +26,7 @@ use crate::score::{fails_gate, Verdict};
 
 use super::events::{Record, VerdictRecord};
 use super::raw;
-use super::sanitize::{cdata_safe, xml_safe};
+use super::sanitize::{cdata_safe, html_escape, xml_safe};
 
 /// Raw output per testcase is capped so the file stays usable.
 const SYSTEM_OUT_CAP: usize = 32 * 1024;
@@ -208,5 +208,48 @@ pub fn render(records: &[Record], run_dir: &Path, rollup_limit: usize) -> Result
         .build()
         .write_xml(&mut buf)
         .map_err(|e| format!("cannot write JUnit XML: {e}"))?;
-    String::from_utf8(buf).map_err(|e| e.to_string())
+    let xml = String::from_utf8(buf).map_err(|e| e.to_string())?;
+    Ok(match started.and_then(|s| s.partial.as_deref()) {
+        Some(n) => with_properties(
+            &xml,
+            &[("rocegate.partial", "true"), ("rocegate.narrowing", n)],
+        ),
+        None => xml,
+    })
+}
+
+/// `xml` with a `<properties>` block first in every `<testsuite>`.
+/// junit-report writes no properties; every attribute value it writes is
+/// escaped (`>` included), so the first `>` after `<testsuite ` ends the tag.
+fn with_properties(xml: &str, props: &[(&str, &str)]) -> String {
+    let block: String = props
+        .iter()
+        .map(|(k, v)| {
+            format!(
+                "<property name=\"{}\" value=\"{}\"/>",
+                html_escape(&xml_safe(k)),
+                html_escape(&xml_safe(v))
+            )
+        })
+        .collect();
+    let block = format!("<properties>{block}</properties>");
+    let mut out = String::with_capacity(xml.len() + block.len() * 8);
+    let mut rest = xml;
+    while let Some(i) = rest.find("<testsuite ") {
+        let Some(end) = rest[i..].find('>').map(|e| i + e) else {
+            break;
+        };
+        if rest[..end].ends_with('/') {
+            out.push_str(&rest[..end - 1]);
+            out.push('>');
+            out.push_str(&block);
+            out.push_str("</testsuite>");
+        } else {
+            out.push_str(&rest[..=end]);
+            out.push_str(&block);
+        }
+        rest = &rest[end + 1..];
+    }
+    out.push_str(rest);
+    out
 }

@@ -288,6 +288,7 @@ impl Engine<'_> {
             estimate_s: self.plan.estimate.as_secs_f64(),
             coverage: serde_json::to_value(&self.plan.coverage).unwrap_or_default(),
             disruptive: serde_json::to_value(&self.plan.disruptions).unwrap_or_default(),
+            partial: self.plan.partial.clone(),
         }
     }
 
@@ -423,6 +424,19 @@ impl Engine<'_> {
                 s.record(&r);
             }
         };
+        // Tests the plan left out: skipped with the reason, never counted
+        // against the gate (narrowing alone never fails a run).
+        for sk in &self.plan.skipped {
+            let test = &self.suite.tests[sk.test];
+            let component = match &test.kind {
+                TestKind::Fault(f) => crate::fault::name(self.inv, f),
+                _ => test.name.clone(),
+            };
+            let mut v = skipped(test, &component);
+            v.message = format!("skipped: {}", sk.reason);
+            counts.add(Verdict::Skipped);
+            emit(Record::Verdict(v), sinks);
+        }
         let mut judged = |v: VerdictRecord, sinks: &mut [&mut dyn Sink]| {
             counts.add(v.verdict);
             if crate::score::fails_gate(&self.suite.gate, v.verdict) {
