@@ -447,3 +447,40 @@ fn parse_refuses_fifos_devices_and_oversized_logs_at_once() {
         assert!(stderr.contains(&path.display().to_string()), "{stderr}");
     }
 }
+
+#[test]
+fn kills_at_seeded_moments_always_leave_a_run_that_report_calls_incomplete() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Moments (ms after start) from a fixed seed: from before run_started
+    // is written to the middle of a round.
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for k in 0..5 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let at = Duration::from_millis(x % 1500);
+        let dir = tmp.path().join(format!("run{k}"));
+        let mut child = paced_run(&dir);
+        std::thread::sleep(at);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        if !dir.join("results.jsonl").exists() {
+            // Killed before the run directory held anything to report.
+            continue;
+        }
+        let out = rocegate_in(tmp.path())
+            .arg("report")
+            .arg(&dir)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        // Even an empty results.jsonl (killed before run_started) is a
+        // run that did not finish.
+        assert_eq!(out.status.code(), Some(3), "killed at {at:?}: {stderr}");
+        assert!(stderr.contains("run incomplete"), "{stderr}");
+        if let Ok(rows) = parse_junit(&dir.join("junit.xml")) {
+            assert_eq!(rows[0].0, "run incomplete", "killed at {at:?}");
+        }
+    }
+}
