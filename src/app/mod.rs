@@ -18,6 +18,7 @@ use crate::plan::{self, render, Narrowing, Plan};
 pub mod faults;
 pub mod remote;
 pub mod rundir;
+pub mod shell;
 
 use rundir::{stamp, write_outputs};
 
