@@ -5,6 +5,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[derive(Debug, Parser)]
 #[command(name = "rocegate", version, about = "Decide whether a RoCEv2 GPU fabric is ready for production", long_about = None)]
 #[command(args_conflicts_with_subcommands = true)]
+#[command(after_help = examples::TOP)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -21,27 +22,41 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Plan, run and score a suite; the exit code is the gate (default command).
+    #[command(after_help = examples::RUN)]
     Run(RunArgs),
     /// Check an inventory and a suite without running anything.
+    #[command(after_help = examples::VALIDATE)]
     Validate(InputArgs),
     /// Print rounds, estimated duration, coverage and disruptive steps.
+    #[command(after_help = examples::PLAN)]
     Plan(PlanArgs),
     /// Rebuild junit.xml and report.html from a run directory.
+    #[command(after_help = examples::REPORT)]
     Report(ReportArgs),
     /// Parse a perftest or nccl-tests output file into JSON.
+    #[command(after_help = examples::PARSE)]
     Parse(ParseArgs),
     /// Ask every host the plan touches, in one round trip each: reachable,
     /// tools and versions, RDMA devices, GID tables, clock skew.
+    #[command(after_help = examples::PREFLIGHT)]
     Preflight(PreflightArgs),
     /// Run one command on many hosts at once over the inventory's transport
     /// (pdsh-style output: `host: line`).
+    #[command(after_help = examples::EXEC)]
     Exec(ExecArgs),
     /// Heal every fault a killed or crashed run left open (read from the
     /// fault journal), then mark it healed.
+    #[command(after_help = examples::RECOVER)]
     Recover(RecoverArgs),
     /// Inventory tools.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = examples::INVENTORY)]
     Inventory(InventoryCommand),
+    /// Print a shell completion script, generated from these definitions.
+    #[command(after_help = examples::COMPLETIONS)]
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff), generated from these definitions.
+    #[command(after_help = examples::MAN)]
+    Man,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -195,6 +210,7 @@ pub struct ParseArgs {
 #[derive(Debug, Subcommand)]
 pub enum InventoryCommand {
     /// Write a rail-optimised pod as inventory YAML
+    #[command(after_help = examples::GENERATE)]
     Generate(GenerateArgs),
 }
 
@@ -225,4 +241,92 @@ pub struct GenerateArgs {
     /// Write here instead of standard output
     #[arg(long, short = 'o')]
     pub output: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CompletionsArgs {
+    pub shell: Shell,
+}
+
+/// The "Examples:" block under each command's `--help`: real command lines
+/// against the files this repository ships.
+mod examples {
+    pub const TOP: &str = "\
+Examples:
+  rocegate validate                      # the built-in emulated pod and acceptance suite
+  rocegate plan -i inventory/lab.yaml -s suites/lab.yaml
+  rocegate -i inventory/lab.yaml -s suites/lab.yaml    # same as `rocegate run …`
+  rocegate completions bash > ~/.local/share/bash-completion/completions/rocegate";
+
+    pub const RUN: &str = "\
+Examples:
+  rocegate run
+  rocegate run -i inventory/lab.yaml -s suites/lab.yaml --out reports/night-1
+  rocegate run --only rail-bw --nodes 'gpu[001-004]' --progress lines
+  rocegate run -i pod.yaml --deadline 4h --allow-disruptive";
+
+    pub const VALIDATE: &str = "\
+Examples:
+  rocegate validate
+  rocegate validate -i inventory/lab.yaml -s suites/lab-faults.yaml";
+
+    pub const PLAN: &str = "\
+Examples:
+  rocegate plan
+  rocegate plan --only mesh-bw --exclude 'gpu[009-016]'
+  rocegate plan -i inventory/lab.yaml -s suites/lab.yaml --deadline 30m --json";
+
+    pub const REPORT: &str = "\
+Examples:
+  rocegate report reports/acceptance-20261122T021500Z";
+
+    pub const PARSE: &str = "\
+Examples:
+  rocegate parse perftest ib_write_bw.txt
+  rocegate parse nccl all_reduce_perf.log | jq .avg_busbw_gbs
+  ssh gpu01 ib_write_bw -d mlx5_0 --report_gbits 10.0.0.2 | rocegate parse perftest -
+  rocegate parse perftest --unit Gb/sec out.json";
+
+    pub const PREFLIGHT: &str = "\
+Examples:
+  rocegate preflight -i inventory/lab.yaml -s suites/lab.yaml
+  rocegate preflight -i pod.yaml --nodes 'gpu[001-064]' --json";
+
+    pub const EXEC: &str = "\
+Examples:
+  rocegate exec -i inventory/lab.yaml -- ibv_devinfo -l
+  rocegate exec -i inventory/lab.yaml -w 'host[1-2]' -q -- rdma link show
+  rocegate exec -i inventory/lab.yaml --switches -w 'leaf[1-2]' -- ip -br link";
+
+    pub const RECOVER: &str = "\
+Examples:
+  rocegate recover -i inventory/lab.yaml
+  rocegate recover -i pod.yaml --journal /var/lib/rocegate/pod.jsonl";
+
+    pub const INVENTORY: &str = "\
+Examples:
+  rocegate inventory generate --nodes 64 -o pod.yaml";
+
+    pub const GENERATE: &str = "\
+Examples:
+  rocegate inventory generate --nodes 64 --nodes-per-leaf 8 --rails 8 --spines 8 -o pod.yaml
+  rocegate inventory generate --nodes 1024 --nodes-per-leaf 32 --spines 64 --environment staging";
+
+    pub const COMPLETIONS: &str = "\
+Examples:
+  rocegate completions bash > ~/.local/share/bash-completion/completions/rocegate
+  rocegate completions zsh > ~/.zfunc/_rocegate      # with fpath+=~/.zfunc
+  rocegate completions fish > ~/.config/fish/completions/rocegate.fish";
+
+    pub const MAN: &str = "\
+Examples:
+  rocegate man > ~/.local/share/man/man1/rocegate.1 && man rocegate
+  rocegate man | man -l -";
 }

@@ -79,6 +79,9 @@ fn run(inventory: &str, suite: &str) -> (Option<i32>, String, Vec<Value>) {
     let out = Command::cargo_bin("rocegate")
         .expect("binary is built")
         .current_dir(d)
+        // Its own fault journal and run lock: the tests here run side by
+        // side on one fabric name, and must not touch the user's state.
+        .env("XDG_STATE_HOME", d.join("state"))
         .args([
             "run",
             "--inventory",

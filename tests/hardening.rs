@@ -136,6 +136,8 @@ fn hostile_tool_output_keeps_junit_well_formed() {
     );
     let out = rocegate_in(d)
         .env("PATH", path)
+        // Its own fault journal and run lock, not the user's.
+        .env("XDG_STATE_HOME", d.join("state"))
         .args(["run", "-i", "inv.yaml", "-s", "suite.yaml"])
         .args(["--progress", "none", "--out", "run"])
         .output()

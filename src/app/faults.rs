@@ -1,6 +1,7 @@
 //! The fault journal as the commands use it: `run` refuses to start while
 //! it holds open faults and heals what it opened before it exits, whatever
-//! ended it; `recover` heals what a killed run left.
+//! ended it; `recover` heals what a killed run left. Both act under the
+//! fabric's run lock ([`crate::fault::lock`]).
 
 use std::path::PathBuf;
 
@@ -10,6 +11,7 @@ use crate::config::model::Inventory;
 use crate::exit::{AppError, INCOMPLETE, PASS};
 use crate::fault::journal::{self, Journal, Opened};
 use crate::fault::live::{self, Control};
+use crate::fault::lock::{FabricLock, Holder};
 use crate::inputs;
 
 /// Whether faults on this inventory touch real devices (and so journal).
@@ -24,6 +26,29 @@ pub fn journal_path(inv: &Inventory, given: Option<&str>) -> Result<PathBuf, App
     }
 }
 
+/// Takes the fabric's run lock for `run` before anything is touched, or
+/// refuses (exit 2) naming who holds it; says so when it takes over the
+/// record of a holder that died. `None` on the emulated fabric: nothing
+/// real is touched there, so emulated runs never wait for each other.
+pub fn lock_fabric(
+    inv: &Inventory,
+    journal: Option<&str>,
+    run: &str,
+    started: &str,
+) -> Result<Option<FabricLock>, AppError> {
+    if !journaled(inv) {
+        return Ok(None);
+    }
+    let path = journal_path(inv, journal)?;
+    let me = Holder::this_process(run, started);
+    let (lock, note) =
+        FabricLock::acquire(&path, &inv.fabric.name, &me).map_err(AppError::Input)?;
+    if let Some(note) = note {
+        eprintln!("rocegate: {note}");
+    }
+    Ok(Some(lock))
+}
+
 fn list(open: &[Opened]) -> String {
     open.iter()
         .map(|o| {
@@ -35,18 +60,19 @@ fn list(open: &[Opened]) -> String {
         .collect()
 }
 
-/// For a run on real devices: refused while the journal holds open
-/// faults; with faults to send, the journal, locked against another
-/// rocegate faulting the same fabric. A run without faults only reads it.
+/// For a run on real devices, under the fabric's run lock `held`: refused
+/// while the journal holds open faults; with faults to send, the journal
+/// opened for writing. A run without faults only reads it.
 pub fn open_for_run(
     inv: &Inventory,
     given: Option<&str>,
     run: &str,
     sends_faults: bool,
+    held: &FabricLock,
 ) -> Result<Option<Control>, AppError> {
     let path = journal_path(inv, given)?;
     let j = if sends_faults {
-        Some(Journal::open(&path).map_err(AppError::Input)?)
+        Some(Journal::open(&path, held).map_err(AppError::Input)?)
     } else {
         None
     };
@@ -115,7 +141,14 @@ pub fn recover(a: &RecoverArgs) -> Result<i32, AppError> {
         return Ok(PASS);
     }
     let jpath = journal_path(&inv, a.journal.as_deref())?;
-    let j = Journal::open(&jpath).map_err(AppError::Input)?;
+    let started = super::rfc3339(time::OffsetDateTime::now_utc());
+    let me = Holder::this_process("recover", &started);
+    let (held, note) =
+        FabricLock::acquire(&jpath, &inv.fabric.name, &me).map_err(AppError::Input)?;
+    if let Some(note) = note {
+        eprintln!("rocegate: {note}");
+    }
+    let j = Journal::open(&jpath, &held).map_err(AppError::Input)?;
     let ctl = Control::new(j, "recover".into(), inv.fabric.name.clone());
     let open = ctl.open_faults().map_err(AppError::Input)?;
     if open.is_empty() {

@@ -18,6 +18,7 @@ use crate::plan::{self, render, Narrowing, Plan};
 pub mod faults;
 pub mod remote;
 pub mod rundir;
+pub mod shell;
 
 use rundir::{stamp, write_outputs};
 
@@ -209,20 +210,28 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
             a.pace
         )));
     }
-    let transport = remote::transport(&i.inventory, a.narrow.seed, a.pace, None)?;
     let started = utc_now();
+    let run_id = format!("{}-{}", stamp(started), std::process::id());
+    // One run at a time on a real fabric: the second refuses here, naming
+    // the first, before anything is touched. Held until this returns.
+    let fabric_lock = faults::lock_fabric(
+        &i.inventory,
+        a.journal.as_deref(),
+        &run_id,
+        &rfc3339(started),
+    )?;
+    let transport = remote::transport(&i.inventory, a.narrow.seed, a.pace, None)?;
     // Faults on real devices are journaled; a journal with open faults
     // (a killed run) stops the run before anything is touched.
-    let run_id = format!("{}-{}", stamp(started), std::process::id());
-    let control = if faults::journaled(&i.inventory) {
-        faults::open_for_run(
+    let control = match &fabric_lock {
+        Some(held) => faults::open_for_run(
             &i.inventory,
             a.journal.as_deref(),
             &run_id,
             !p.disruptions.is_empty(),
-        )?
-    } else {
-        None
+            held,
+        )?,
+        None => None,
     };
     let dir = rundir::claim_run_dir(a.out.as_deref(), &i.suite.name, started, &run_id)?;
     let jsonl_path = dir.join("results.jsonl");

@@ -40,17 +40,7 @@ pub fn stamp(now: time::OffsetDateTime) -> String {
     )
 }
 
-fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates
-    // within it or truncates, and we stop at the first NUL either way.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return "unknown host".into();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
-}
+use crate::fault::lock::hostname;
 
 /// Creates `dir/claim` exclusively; `Ok(false)` when another run holds it.
 fn claim(dir: &Path, run_id: &str, started: &str) -> std::io::Result<bool> {

@@ -5,13 +5,15 @@
 //! A fault is `opened` (and the file synced) before its command is sent,
 //! with the prior state and the exact command that restores it; it is
 //! `healed` once that command succeeded. Open = opened and never healed.
-//! A lock file next to the journal keeps two rocegate processes from
-//! faulting the same fabric at once.
+//! The journal is written only under the fabric's run lock
+//! ([`super::lock`], the file beside it), so two rocegate processes never
+//! fault the same fabric at once.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
+
+use super::lock::{self, sync_dir, FabricLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -54,8 +56,6 @@ pub enum Entry {
 pub struct Journal {
     path: PathBuf,
     file: File,
-    /// Held (flock) for as long as the journal is open.
-    _lock: File,
 }
 
 /// `$XDG_STATE_HOME/rocegate/journal/<fabric>.jsonl`, else
@@ -139,61 +139,23 @@ pub fn open_faults(entries: &[Entry]) -> Vec<Opened> {
     open
 }
 
-fn sync_dir(dir: &Path) {
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-}
-
 impl Journal {
-    /// Opens (creating it and its directory) and locks the journal. Fails
-    /// when another rocegate holds it.
-    pub fn open(path: &Path) -> Result<Journal, String> {
+    /// Opens the journal (creating it and its directory) under `held`,
+    /// the fabric's run lock, which the caller keeps for as long as it
+    /// writes.
+    pub fn open(path: &Path, held: &FabricLock) -> Result<Journal, String> {
+        if held.path() != lock::path_for(path) {
+            return Err(format!(
+                "{}: opened without its run lock (held: {}); this is a rocegate bug",
+                path.display(),
+                held.path().display()
+            ));
+        }
         let dir = path
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        // Directories created here are synced up to the first that existed,
-        // so the journal's own entry survives a power cut.
-        let mut created = Vec::new();
-        let mut d = Some(dir);
-        while let Some(x) = d.filter(|x| !x.as_os_str().is_empty() && !x.exists()) {
-            created.push(x.to_path_buf());
-            d = x.parent();
-        }
-        std::fs::create_dir_all(dir).map_err(|e| {
-            format!(
-                "{}: cannot create the fault journal's directory: {e} (choose another with --journal)",
-                dir.display()
-            )
-        })?;
-        for c in &created {
-            sync_dir(c);
-            if let Some(p) = c.parent() {
-                sync_dir(p);
-            }
-        }
-        let mut lock_name = path.as_os_str().to_os_string();
-        lock_name.push(".lock");
-        let lock_path = PathBuf::from(lock_name);
-        let mut lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| format!("{}: cannot open: {e}", lock_path.display()))?;
-        // SAFETY: flock on a descriptor this function owns.
-        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            let holder = std::fs::read_to_string(&lock_path).unwrap_or_default();
-            return Err(format!(
-                "{}: another rocegate ({}) is sending faults to this fabric; wait for it to finish (or stop it, then run `rocegate recover`)",
-                path.display(),
-                holder.trim()
-            ));
-        }
-        let _ = lock.set_len(0);
-        let _ = write!(lock, "pid {}", std::process::id());
+        lock::create_dir_synced(dir, "the fault journal's directory")?;
         let existed = path.exists();
         let file = OpenOptions::new()
             .create(true)
@@ -216,7 +178,6 @@ impl Journal {
         Ok(Journal {
             path: path.to_path_buf(),
             file,
-            _lock: lock,
         })
     }
 
@@ -278,17 +239,24 @@ mod tests {
         }
     }
 
+    fn locked(journal: &Path) -> FabricLock {
+        let me = lock::Holder::this_process("r1", "2026-11-22T02:00:00Z");
+        FabricLock::acquire(journal, "lab", &me).unwrap().0
+    }
+
     #[test]
     fn open_until_healed_and_survives_reopening() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("state/rocegate/journal/lab.jsonl");
         {
-            let mut j = Journal::open(&path).unwrap();
+            let held = locked(&path);
+            let mut j = Journal::open(&path, &held).unwrap();
             j.append(&Entry::Opened(opened("a"))).unwrap();
             j.append(&Entry::Opened(opened("b"))).unwrap();
             j.healed("a", "run").unwrap();
         }
-        let j = Journal::open(&path).unwrap();
+        let held = locked(&path);
+        let j = Journal::open(&path, &held).unwrap();
         let open = open_faults(&j.entries().unwrap());
         assert_eq!(open, vec![opened("b")]);
     }
@@ -299,7 +267,8 @@ mod tests {
         let path = dir.path().join("lab.jsonl");
         let good = serde_json::to_string(&Entry::Opened(opened("a"))).unwrap();
         std::fs::write(&path, format!("{good}\n{{\"event\":\"hea")).unwrap();
-        let mut j = Journal::open(&path).unwrap();
+        let held = locked(&path);
+        let mut j = Journal::open(&path, &held).unwrap();
         j.healed("a", "recover").unwrap();
         assert!(open_faults(&j.entries().unwrap()).is_empty());
         // The lock file sits beside it, whatever the journal is called.
@@ -307,12 +276,13 @@ mod tests {
     }
 
     #[test]
-    fn a_second_holder_is_refused() {
+    fn opening_without_its_lock_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("lab.jsonl");
-        let _first = Journal::open(&path).unwrap();
-        let e = Journal::open(&path).err().unwrap();
-        assert!(e.contains("another rocegate (pid"), "{e}");
+        let other = locked(&dir.path().join("other.jsonl"));
+        let e = Journal::open(&dir.path().join("lab.jsonl"), &other)
+            .err()
+            .unwrap();
+        assert!(e.contains("opened without its run lock"), "{e}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ use crate::exec::{Invocation, Role, StepCommands};
 pub mod driver;
 pub mod journal;
 pub mod live;
+pub mod lock;
 pub mod recovery;
 
 use driver::{Action, Driver};

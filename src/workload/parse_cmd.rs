@@ -56,6 +56,10 @@ pub fn run_parse(tool: ParseTool, path: &str, unit: Option<&str>) -> Result<Stri
     };
     let text = read_input(path)?;
     let display = if path == "-" { "<stdin>" } else { path };
+    recognise(tool, &text).map_err(|source| ParseCmdError::Parse {
+        path: display.to_string(),
+        source,
+    })?;
     let json = match tool {
         ParseTool::Perftest => {
             let opts = perftest::PerftestParseOptions {
@@ -86,6 +90,28 @@ pub fn run_parse(tool: ParseTool, path: &str, unit: Option<&str>) -> Result<Stri
         path: display.to_string(),
         message: e.to_string(),
     })
+}
+
+/// `Err` unless `text` has a line only `tool` prints (its signature): the
+/// parsers alone would take any prose that says "rdma_cm … failed" for a
+/// fabric failure.
+fn recognise(tool: ParseTool, text: &str) -> Result<(), ParseError> {
+    let (found, name, what) = match tool {
+        ParseTool::Perftest => (
+            perftest::signature(text),
+            "perftest",
+            "no line perftest prints: no \"#bytes\" table header, no test banner and none of its own error messages",
+        ),
+        ParseTool::Nccl => (
+            nccl::signature(text),
+            "nccl-tests",
+            "no line nccl-tests or NCCL prints: no table header, no \"# nccl-tests\" banner, no NCCL log line and no \"Test NCCL failure\"",
+        ),
+    };
+    match found {
+        Some(_) => Ok(()),
+        None => Err(ParseError::not_recognised(name, what)),
+    }
 }
 
 /// `Err` when a parser found values no link could have measured.

@@ -381,6 +381,72 @@ struct State {
     test_failure_seen: bool,
 }
 
+/// The first line that only nccl-tests or the NCCL library prints, if
+/// `text` has one: the results table header, a `#` banner line of
+/// nccl-tests (version, "Collective test starting", `nThread`, the
+/// closing "Out of bounds values" and "Avg bus bandwidth"), an NCCL log
+/// line as NCCL writes it (`host:pid:tid [dev] … NCCL WARN …`, not a
+/// quotation of one), a `Test NCCL|CUDA failure file:line` line, or the
+/// shell saying a `*_perf` binary is missing.
+///
+/// `rocegate parse` refuses text without one; the runner does not ask,
+/// since what it parses is what the nccl-tests it started printed.
+pub fn signature(text: &str) -> Option<String> {
+    const BANNER: [&str; 5] = [
+        "nccl-tests version ",
+        "Collective test starting:",
+        "nThread ",
+        "Out of bounds values",
+        "Avg bus bandwidth",
+    ];
+    for l in clean_lines(text) {
+        let t = l.text.trim();
+        let banner = t.strip_prefix('#').is_some_and(|body| {
+            let body = body.trim_start();
+            BANNER.iter().any(|b| body.starts_with(b))
+        });
+        let missing_binary =
+            classify_common_line(t) == Some(FailureKind::MissingBinary) && t.contains("_perf");
+        if banner
+            || missing_binary
+            || is_nccl_log_line(t)
+            || is_test_failure_line(t)
+            || Layout::from_header(t).is_some()
+        {
+            return Some(t.to_string());
+        }
+    }
+    None
+}
+
+/// `gpu1:1234:5678 [0] NCCL INFO …`: the marker after a `[device]` token.
+fn is_nccl_log_line(t: &str) -> bool {
+    ["NCCL INFO", "NCCL WARN", "NCCL TRACE"].iter().any(|m| {
+        t.find(m).is_some_and(|at| {
+            t[..at].split_whitespace().any(|w| {
+                w.len() > 2
+                    && w.starts_with('[')
+                    && w.ends_with(']')
+                    && w[1..w.len() - 1].bytes().all(|b| b.is_ascii_digit())
+            })
+        })
+    })
+}
+
+/// `gpu1: Test NCCL failure common.cu:1005 'unhandled system error'`.
+fn is_test_failure_line(t: &str) -> bool {
+    ["Test NCCL failure ", "Test CUDA failure "]
+        .iter()
+        .any(|m| {
+            t.find(m).is_some_and(|at| {
+                let place = t[at + m.len()..].split_whitespace().next().unwrap_or("");
+                place.rsplit_once(':').is_some_and(|(file, line)| {
+                    !file.is_empty() && !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit())
+                })
+            })
+        })
+}
+
 /// Parses nccl-tests output, with or without NCCL debug lines and launcher prefixes.
 ///
 /// A recognisable failure without a table is `Ok` with `errors` set and no rows.

@@ -237,6 +237,59 @@ pub fn parse(text: &str, opts: &PerftestParseOptions) -> Result<PerftestReport, 
     parse_text(text, opts, false)
 }
 
+/// The first line that only perftest prints, if `text` has one: a
+/// `#bytes` table header, the server's "Waiting for client to connect"
+/// box, a test title with the settings block under it, one of perftest's
+/// own error messages as it prints them (a whole line, not a quotation in
+/// prose), or the shell saying an `ib_*` binary is missing. An
+/// `--out_json` file (`{…`) is left to [`parse`], which checks its keys.
+///
+/// `rocegate parse` refuses text without one (a README, an nccl-tests
+/// log, iperf3's stderr): keywords alone (`rdma_cm`, `failed`) would call
+/// any prose a fabric failure. The runner does not ask: the text it
+/// parses is what the perftest it started printed.
+pub fn signature(text: &str) -> Option<String> {
+    if text.trim_start().starts_with('{') {
+        return Some("--out_json".to_string());
+    }
+    // perftest's own failures, as the start of the line it prints.
+    const OWN_ERRORS: [&str; 11] = [
+        "did not detect devices",
+        "unable to find the infiniband/roce device",
+        "no ib devices found",
+        "couldn't get device list",
+        "failed to get ib devices list",
+        "couldn't get context for",
+        "couldn't connect to ",
+        "unable to open file descriptor for socket connection",
+        "failed to exchange data between server and clients",
+        "completion with error at",
+        "failed status ",
+    ];
+    let lines = clean_lines(text);
+    let mut title = None;
+    let mut settings = false;
+    for l in &lines {
+        let t = l.text.trim();
+        let lower = t.to_ascii_lowercase();
+        let own_error = OWN_ERRORS.iter().any(|e| lower.starts_with(e));
+        let missing_binary =
+            classify_common_line(t) == Some(FailureKind::MissingBinary) && lower.contains("ib_");
+        if own_error
+            || missing_binary
+            || t.contains("Waiting for client to connect")
+            || (t.starts_with("#bytes") && Table::from_header(t).is_some())
+        {
+            return Some(t.to_string());
+        }
+        if title.is_none() && parse_title(t).is_some() {
+            title = Some(t.to_string());
+        }
+        settings = settings || read_settings(t, &mut BTreeMap::new());
+    }
+    title.filter(|_| settings)
+}
+
 /// Parses the client of a `--run_infinitely -D <s>` run: the banner, then
 /// one bandwidth row per window (`catch_alarm_infintely` calls
 /// `print_report_bw` on every SIGALRM), with no closing ruler when the run
