@@ -193,6 +193,50 @@ pub struct ParseArgs {
 pub enum InventoryCommand {
     /// Write a rail-optimised pod as inventory YAML
     Generate(GenerateArgs),
+    /// Write an inventory skeleton (hosts, addresses, ssh) from an Ansible
+    /// inventory or from Slurm; NICs come from `inventory discover`.
+    ///
+    /// Example: rocegate inventory import --ansible hosts.ini --group gpu -o pod.yaml
+    Import(ImportArgs),
+    /// Read each node's RDMA NICs, GID tables, NUMA nodes, speeds and LLDP
+    /// neighbours over ssh, and write NICs, rails, leaves and links.
+    ///
+    /// Example: rocegate inventory discover -i pod.yaml -o pod-discovered.yaml
+    Discover(DiscoverArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["ansible", "slurm"])))]
+pub struct ImportArgs {
+    /// An Ansible inventory: INI or YAML (read through `ansible-inventory`,
+    /// from ansible-core), or the JSON `ansible-inventory --list` prints
+    #[arg(long, value_name = "FILE")]
+    pub ansible: Option<String>,
+    /// Slurm's nodes: a file (- for standard input) holding `scontrol show
+    /// nodes` or `sinfo -N` output or a hostlist, or a hostlist itself
+    /// (gpu[001-128])
+    #[arg(long, value_name = "FILE|HOSTLIST")]
+    pub slurm: Option<String>,
+    /// Only this Ansible group (with its children) or Slurm partition
+    #[arg(long)]
+    pub group: Option<String>,
+    /// Fabric name [default: the group, else "pod"]
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Write here instead of standard output (nothing is written on error)
+    #[arg(long, short = 'o')]
+    pub output: Option<String>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct DiscoverArgs {
+    /// The inventory to complete: a skeleton from `inventory import`, or any
+    /// inventory with an ssh transport
+    #[arg(long, short = 'i')]
+    pub inventory: String,
+    /// Write here instead of standard output (nothing is written on error)
+    #[arg(long, short = 'o')]
+    pub output: Option<String>,
 }
 
 #[derive(Debug, Args, Clone)]

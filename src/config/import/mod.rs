@@ -9,7 +9,7 @@
 pub mod ansible;
 pub mod slurm;
 
-use super::diag::quote;
+use super::diag::{escaped, quote};
 use super::hostlist;
 use super::inventory::{
     BlastRadius, EcnThresholds, Environment, FabricSpec, InventoryFile, NodeGroup, RoceProfile,
@@ -259,7 +259,7 @@ pub fn skeleton(file: &str, name: &str, command: &str, imported: &Imported) -> R
     };
     let body = serde_yaml::to_string(&inv).map_err(|e| format!("cannot write YAML: {e}"))?;
     let mut head = format!(
-        "# Inventory skeleton written by `{command}`:\n\
+        "# Inventory skeleton written by `{}`:\n\
          # {} hosts. It does not validate yet; what is missing:\n\
          #   - every node's NICs (nics: []), rails, switches and links: run\n\
          #       rocegate inventory discover -i THIS-FILE -o pod.yaml\n\
@@ -268,10 +268,13 @@ pub fn skeleton(file: &str, name: &str, command: &str, imported: &Imported) -> R
          #     set lab or staging if that is what this pod is.\n\
          #   - fabric.roce is NVIDIA's lossless default (PFC 3, DSCP 26/48, ECN 150-1500 KB,\n\
          #     MTU 4096): set it to this pod's design.\n",
+        escaped(command),
         imported.hosts.len()
     );
+    // Notes carry names from the source (variable names, states): escaped,
+    // so a newline in one cannot end the comment and become YAML.
     for n in &imported.notes {
-        head.push_str(&format!("# note: {n}\n"));
+        head.push_str(&format!("# note: {}\n", escaped(n)));
     }
     let yaml = format!("{head}{body}");
     still_loads(file, &yaml)?;
