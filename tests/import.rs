@@ -82,7 +82,10 @@ fn ansible_ini_with_groups_children_and_vars() {
     let y = import_ok(&["--ansible", ini.to_str().unwrap(), "--group", "pod"]);
     // Hosts of both children, their ansible_host as one zipped hostlist;
     // user and key from group_vars/pod.yml, port and args from [pod:vars].
-    assert!(y.contains("- hosts: gpu[001-004]\n  address: 10.0.0.[1-4]\n  nics: []"), "{y}");
+    assert!(
+        y.contains("- hosts: gpu[001-004]\n  address: 10.0.0.[1-4]\n  nics: []"),
+        "{y}"
+    );
     assert!(!y.contains("login1"), "{y}");
     for want in [
         "user: root",
@@ -100,7 +103,15 @@ fn ansible_ini_with_groups_children_and_vars() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("pod.yaml");
     rocegate()
-        .args(["inventory", "import", "--ansible", ini.to_str().unwrap(), "--group", "pod", "-o"])
+        .args([
+            "inventory",
+            "import",
+            "--ansible",
+            ini.to_str().unwrap(),
+            "--group",
+            "pod",
+            "-o",
+        ])
         .arg(&p)
         .assert()
         .success();
@@ -111,11 +122,17 @@ fn ansible_ini_with_groups_children_and_vars() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("nodes[0].nics: a node needs at least one RDMA NIC"), "{err}");
+    assert!(
+        err.contains("nodes[0].nics: a node needs at least one RDMA NIC"),
+        "{err}"
+    );
 
     // One group only.
     let y = import_ok(&["--ansible", ini.to_str().unwrap(), "--group", "rack2"]);
-    assert!(y.contains("- hosts: gpu[003-004]\n  address: 10.0.0.[3-4]"), "{y}");
+    assert!(
+        y.contains("- hosts: gpu[003-004]\n  address: 10.0.0.[3-4]"),
+        "{y}"
+    );
     assert!(y.contains("name: rack2"), "{y}");
 }
 
@@ -144,7 +161,10 @@ fn ansible_yaml_and_list_json_give_the_same_pod() {
     // Without --group: every host, the login node too, which is reached
     // otherwise (no user, port 22): refused, naming both hosts.
     let e = import_refused(&["--ansible", json.to_str().unwrap(), "--name", "site"]);
-    assert!(e.contains("ansible_user differs between hosts: gpu001 has \"root\", login1 has none"), "{e}");
+    assert!(
+        e.contains("ansible_user differs between hosts: gpu001 has \"root\", login1 has none"),
+        "{e}"
+    );
     assert!(e.contains("--group"), "{e}");
 }
 
@@ -156,10 +176,19 @@ fn ansible_refusals_name_the_file_and_host() {
     }
     let f = |n: &str| fixture(&format!("ansible/{n}")).display().to_string();
     let cases = [
-        (f("vault.yml"), "host gpu01: ansible_become_password is vault-encrypted"),
-        (f("aws_ec2.yml"), "a dynamic inventory (plugin: amazon.aws.aws_ec2)"),
+        (
+            f("vault.yml"),
+            "host gpu01: ansible_become_password is vault-encrypted",
+        ),
+        (
+            f("aws_ec2.yml"),
+            "a dynamic inventory (plugin: amazon.aws.aws_ec2)",
+        ),
         (f("typo.ini"), "host gpu001: unknown variable ansible_hots"),
-        (f("differ.ini"), "ansible_user differs between hosts: gpu001 has \"root\", gpu002 has \"admin\""),
+        (
+            f("differ.ini"),
+            "ansible_user differs between hosts: gpu001 has \"root\", gpu002 has \"admin\"",
+        ),
     ];
     for (file, want) in cases {
         let e = import_refused(&["--ansible", &file]);
@@ -179,7 +208,10 @@ fn ansible_refusals_name_the_file_and_host() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&s, std::fs::Permissions::from_mode(0o755)).unwrap();
     let e = import_refused(&["--ansible", s.to_str().unwrap()]);
-    assert!(e.contains("dynamic inventory script, which rocegate does not run"), "{e}");
+    assert!(
+        e.contains("dynamic inventory script, which rocegate does not run"),
+        "{e}"
+    );
     // Text that neither the ini nor the yaml plugin reads.
     let g = dir.path().join("garbage.ini");
     std::fs::write(&g, "[gpu\ngpu001 ansible_host=\n").unwrap();
@@ -197,7 +229,10 @@ fn without_ansible_the_message_says_what_to_install() {
         .unwrap();
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{e}");
-    assert!(e.contains("`ansible-inventory`, which is not installed: install ansible-core"), "{e}");
+    assert!(
+        e.contains("`ansible-inventory`, which is not installed: install ansible-core"),
+        "{e}"
+    );
     assert!(e.contains("--list > inventory.json"), "{e}");
 }
 
@@ -213,7 +248,10 @@ fn slurm_outputs_and_hostlists() {
     assert!(y.contains("hosts: gpu-q-64"), "{y}");
     assert!(y.contains("hosts: gpu-q-[73-80]"), "{y}");
     assert!(y.contains("name: ukaea-amp"), "{y}");
-    assert!(y.contains("# note: Slurm reported these nodes unavailable"), "{y}");
+    assert!(
+        y.contains("# note: Slurm reported these nodes unavailable"),
+        "{y}"
+    );
     let y = import_ok(&["--slurm", "gpu[001-128]"]);
     assert!(y.contains("hosts: gpu[001-128]"), "{y}");
     let out = rocegate()
@@ -233,7 +271,10 @@ fn slurm_refusals() {
     let empty = dir.path().join("nodes.txt");
     std::fs::write(&empty, "\n\n").unwrap();
     let e = import_refused(&["--slurm", empty.to_str().unwrap()]);
-    assert!(e.contains("nodes.txt: no hosts: the hostlist is empty"), "{e}");
+    assert!(
+        e.contains("nodes.txt: no hosts: the hostlist is empty"),
+        "{e}"
+    );
     let si = fixture("slurm/sinfo-N-ukaea-amp.txt");
     let e = import_refused(&["--slurm", si.to_str().unwrap(), "--group", "gpu"]);
     assert!(e.contains("no node is in partition \"gpu\""), "{e}");
@@ -243,10 +284,7 @@ fn slurm_refusals() {
 
 #[test]
 fn import_needs_a_source() {
-    rocegate()
-        .args(["inventory", "import"])
-        .assert()
-        .code(2);
+    rocegate().args(["inventory", "import"]).assert().code(2);
 }
 
 #[test]
@@ -254,7 +292,13 @@ fn discover_refuses_inventories_it_cannot_reach() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.yaml");
     let o = rocegate()
-        .args(["inventory", "discover", "-i", "inventory/emulated.yaml", "-o"])
+        .args([
+            "inventory",
+            "discover",
+            "-i",
+            "inventory/emulated.yaml",
+            "-o",
+        ])
         .arg(&out)
         .output()
         .unwrap();

@@ -259,7 +259,9 @@ fn host_nics(
             escaped(&all.join(", "))
         )));
     }
-    devices.sort_by(|a, b| (a.pci.is_none(), &a.pci, &a.name).cmp(&(b.pci.is_none(), &b.pci, &b.name)));
+    devices.sort_by(|a, b| {
+        (a.pci.is_none(), &a.pci, &a.name).cmp(&(b.pci.is_none(), &b.pci, &b.name))
+    });
     let mut out = Vec::new();
     for (i, d) in devices.iter().enumerate() {
         let Some(&(port, _, rate)) = d.ports.iter().find(|p| p.1 == "Ethernet") else {
@@ -408,7 +410,10 @@ pub fn build(
             Some((leaf, _)) => match declared_rail(leaf) {
                 Some(r) => r,
                 None => {
-                    if leaf_positions.get(leaf.as_str()).is_some_and(|p| p.len() > 1) {
+                    if leaf_positions
+                        .get(leaf.as_str())
+                        .is_some_and(|p| p.len() > 1)
+                    {
                         unverified.push(format!(
                             "{host}:{}: rail {} from device order: leaf {leaf} is reached by NICs of several positions (not rail-optimised, or crossed cables)",
                             x.device, x.position
@@ -523,9 +528,7 @@ pub fn build(
             name: leaf.clone(),
             role: SwitchRole::Leaf,
             driver: driver.unwrap_or(SwitchDriver::Linux),
-            address: n
-                .and_then(|n| n.mgmt_ip.clone())
-                .filter(|a| is_address(a)),
+            address: n.and_then(|n| n.mgmt_ip.clone()).filter(|a| is_address(a)),
             credentials: None,
             rail: (leaf_rails.len() == 1).then(|| *leaf_rails.iter().next().unwrap_or(&0)),
         });
@@ -583,12 +586,17 @@ pub fn build(
         new_leaves.len()
     );
     if !unverified.is_empty() {
-        head.push_str("# Unverified (inferred without LLDP; check before trusting a cabling audit):\n");
+        head.push_str(
+            "# Unverified (inferred without LLDP; check before trusting a cabling audit):\n",
+        );
         for u in unverified.iter().take(MAX_LISTED) {
             head.push_str(&format!("#   {}\n", escaped(u)));
         }
         if unverified.len() > MAX_LISTED {
-            head.push_str(&format!("#   … and {} more\n", unverified.len() - MAX_LISTED));
+            head.push_str(&format!(
+                "#   … and {} more\n",
+                unverified.len() - MAX_LISTED
+            ));
         }
     }
     head.push_str(
@@ -652,10 +660,19 @@ nodes:\n  - hosts: gpu[001-002]\n    address: 10.0.0.[1-2]\n    nics: []\n";
         let f1 = findings(
             &out,
             "gpu001",
-            Some(&lldp(&[("ens1f0np0", "leaf1", "swp1"), ("ens2f0np0", "leaf0", "swp1")])),
+            Some(&lldp(&[
+                ("ens1f0np0", "leaf1", "swp1"),
+                ("ens2f0np0", "leaf0", "swp1"),
+            ])),
         );
         let f2 = findings(&out, "gpu002", None);
-        let b = build(&raw, &inv, &[f1, f2], "rocegate inventory discover -i pod.yaml").unwrap();
+        let b = build(
+            &raw,
+            &inv,
+            &[f1, f2],
+            "rocegate inventory discover -i pod.yaml",
+        )
+        .unwrap();
         let y = &b.yaml;
         let inv2 = check::parse_inventory("out.yaml", y).unwrap_or_else(|e| panic!("{e}\n{y}"));
         assert_eq!(inv2.nics.len(), 4);
@@ -674,11 +691,17 @@ nodes:\n  - hosts: gpu[001-002]\n    address: 10.0.0.[1-2]\n    nics: []\n";
         assert_eq!(inv2.links.len(), 2);
         assert!(nic("gpu001", "mlx5_0").uplink.is_some());
         assert_eq!(inv2.switches.len(), 2);
-        assert!(inv2.switches.iter().all(|s| s.driver == SwitchDriver::Cumulus));
+        assert!(inv2
+            .switches
+            .iter()
+            .all(|s| s.driver == SwitchDriver::Cumulus));
         assert_eq!(inv2.nodes[1].address, "10.0.0.2");
         // What LLDP did not confirm is listed.
         assert!(y.contains("# Unverified"), "{y}");
-        assert!(y.contains("gpu002:mlx5_1: rail 0 from device order (no LLDP neighbour on ens2f0np0)"), "{y}");
+        assert!(
+            y.contains("gpu002:mlx5_1: rail 0 from device order (no LLDP neighbour on ens2f0np0)"),
+            "{y}"
+        );
         assert!(!y.contains("gpu001:mlx5_1: rail"), "{y}");
         assert!(y.contains("leaf leaf1: driver cumulus inferred"), "{y}");
         assert_eq!(b.links, 2);
@@ -723,14 +746,32 @@ nodes:\n  - hosts: gpu[001-002]\n    address: 10.0.0.[1-2]\n    nics: []\n";
             mgmt_ip: None,
         };
         assert_eq!(port_name(&n("swp1", None)).as_deref(), Some("swp1"));
-        assert_eq!(port_name(&n("Ethernet1/1", None)).as_deref(), Some("Ethernet1/1"));
-        assert_eq!(port_name(&n("92:d0:32:17:f3:6d", Some("vb"))).as_deref(), Some("vb"));
+        assert_eq!(
+            port_name(&n("Ethernet1/1", None)).as_deref(),
+            Some("Ethernet1/1")
+        );
+        assert_eq!(
+            port_name(&n("92:d0:32:17:f3:6d", Some("vb"))).as_deref(),
+            Some("vb")
+        );
         assert_eq!(port_name(&n("92:d0:32:17:f3:6d", None)), None);
         assert_eq!(port_name(&n("$(reboot)", Some("a b"))), None);
-        assert_eq!(driver_from(Some("Arista Networks EOS version 4.31")), Some(SwitchDriver::Eos));
-        assert_eq!(driver_from(Some("SONiC Software Version: SONiC.202311")), Some(SwitchDriver::Sonic));
-        assert_eq!(driver_from(Some("Debian GNU/Linux 12 (bookworm) Linux 6.1.0")), Some(SwitchDriver::Linux));
-        assert_eq!(driver_from(Some("Cisco Nexus Operating System (NX-OS) Software")), Some(SwitchDriver::Nxos));
+        assert_eq!(
+            driver_from(Some("Arista Networks EOS version 4.31")),
+            Some(SwitchDriver::Eos)
+        );
+        assert_eq!(
+            driver_from(Some("SONiC Software Version: SONiC.202311")),
+            Some(SwitchDriver::Sonic)
+        );
+        assert_eq!(
+            driver_from(Some("Debian GNU/Linux 12 (bookworm) Linux 6.1.0")),
+            Some(SwitchDriver::Linux)
+        );
+        assert_eq!(
+            driver_from(Some("Cisco Nexus Operating System (NX-OS) Software")),
+            Some(SwitchDriver::Nxos)
+        );
         assert_eq!(driver_from(Some("JUNOS")), None);
     }
 }

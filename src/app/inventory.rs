@@ -25,8 +25,8 @@ pub fn import(a: &ImportArgs) -> Result<i32, AppError> {
         (file.clone(), imported, format!("--ansible {file}"))
     } else if let Some(arg) = &a.slurm {
         let (label, text) = slurm_text(arg)?;
-        let imported = import::slurm::parse(&label, &text, a.group.as_deref())
-            .map_err(AppError::Input)?;
+        let imported =
+            import::slurm::parse(&label, &text, a.group.as_deref()).map_err(AppError::Input)?;
         (label, imported, format!("--slurm {arg}"))
     } else {
         return Err(AppError::Input(
@@ -186,8 +186,18 @@ fn run_ansible_inventory(file: &str) -> Result<String, AppError> {
             buf
         })
     };
-    let out = drain(child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
-    let err = drain(child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    );
     let start = Instant::now();
     let status = loop {
         match child.try_wait() {

@@ -669,9 +669,7 @@ fn neighbor(interface: &str, body: &Value) -> Result<LldpNeighbor, ParseError> {
         .map(single)
         .and_then(|id| id.get("value"))
         .and_then(text_of);
-    let chassis_descr = chassis_body
-        .and_then(|c| c.get("descr"))
-        .and_then(text_of);
+    let chassis_descr = chassis_body.and_then(|c| c.get("descr")).and_then(text_of);
     let mgmt_ip = chassis_body
         .and_then(|c| c.get("mgmt-ip"))
         .and_then(|m| match m {

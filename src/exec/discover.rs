@@ -119,8 +119,7 @@ fn is_pci(s: &str) -> bool {
 fn rate_gbps(text: &str) -> Option<u32> {
     let mut w = text.split_whitespace();
     let n: f64 = w.next()?.parse().ok()?;
-    (w.next()? == "Gb/sec" && n.is_finite() && n > 0.0 && n < 100_000.0)
-        .then(|| n.round() as u32)
+    (w.next()? == "Gb/sec" && n.is_finite() && n > 0.0 && n < 100_000.0).then(|| n.round() as u32)
 }
 
 /// Reads the script's output.
@@ -147,7 +146,11 @@ pub fn parse(host: &str, out: &InvocationOutput) -> Findings {
         .iter()
         .map(|d| Device {
             name: d.name.clone(),
-            ports: d.ports.iter().map(|(p, ll, _)| (*p, ll.clone(), None)).collect(),
+            ports: d
+                .ports
+                .iter()
+                .map(|(p, ll, _)| (*p, ll.clone(), None))
+                .collect(),
             ..Default::default()
         })
         .collect();
@@ -281,8 +284,16 @@ pub(crate) mod tests {
             let gids = [
                 ("0", "fe80:0000:0000:0000:0ac0:ebff:fe11:2233", "IB/RoCE v1"),
                 ("1", "fe80:0000:0000:0000:0ac0:ebff:fe11:2233", "RoCE v2"),
-                ("2", &format!("0000:0000:0000:0000:0000:ffff:{v4}"), "IB/RoCE v1"),
-                ("3", &format!("0000:0000:0000:0000:0000:ffff:{v4}"), "RoCE v2"),
+                (
+                    "2",
+                    &format!("0000:0000:0000:0000:0000:ffff:{v4}"),
+                    "IB/RoCE v1",
+                ),
+                (
+                    "3",
+                    &format!("0000:0000:0000:0000:0000:ffff:{v4}"),
+                    "RoCE v2",
+                ),
             ];
             for (i, g, ty) in gids {
                 w(&format!("{port}/gids/{i}"), &format!("{g}\n"));
@@ -337,7 +348,10 @@ pub(crate) mod tests {
             Some(3)
         );
         let names: Vec<&str> = f.report.netdevs.iter().map(|n| n.name.as_str()).collect();
-        assert!(names.contains(&"eno1") && !names.contains(&"lo"), "{names:?}");
+        assert!(
+            names.contains(&"eno1") && !names.contains(&"lo"),
+            "{names:?}"
+        );
         // A fake root asks no lldpd.
         assert!(f.lldp.is_empty() && f.lldp_error.is_none());
     }

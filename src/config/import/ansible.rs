@@ -86,7 +86,15 @@ const SSH_CONNECTIONS: &[&str] = &["ssh", "smart", "paramiko", "paramiko_ssh"];
 
 /// Options rocegate sets itself for its ControlMaster: an inventory's
 /// values would fight them, so they are left out with a note.
-const OWN_OPTIONS: &[&str] = &["controlmaster", "controlpath", "controlpersist", "batchmode"];
+const OWN_OPTIONS: &[&str] = &[
+    "controlmaster",
+    "controlpath",
+    "controlpersist",
+    "batchmode",
+];
+
+/// Each host's groups on its paths from the root, with their depth.
+type Membership = HashMap<String, BTreeSet<(usize, String)>>;
 
 struct Groups<'a> {
     map: &'a Map<String, Value>,
@@ -116,9 +124,9 @@ impl<'a> Groups<'a> {
 
     /// Walks `root` and its children (depth first, each group once): every
     /// host in written order, with the groups on its path and their depth.
-    fn walk(&self, root: &str) -> (Vec<String>, HashMap<String, BTreeSet<(usize, String)>>) {
+    fn walk(&self, root: &str) -> (Vec<String>, Membership) {
         let mut order = Vec::new();
-        let mut member: HashMap<String, BTreeSet<(usize, String)>> = HashMap::new();
+        let mut member: Membership = HashMap::new();
         let mut path: Vec<String> = Vec::new();
         let mut on_path = BTreeSet::new();
         self.visit(root, &mut path, &mut on_path, &mut order, &mut member);
@@ -131,7 +139,7 @@ impl<'a> Groups<'a> {
         path: &mut Vec<String>,
         on_path: &mut BTreeSet<String>,
         order: &mut Vec<String>,
-        member: &mut HashMap<String, BTreeSet<(usize, String)>>,
+        member: &mut Membership,
     ) {
         // A cycle (possible in hand-written JSON) ends the walk there; the
         // depth cap keeps a pathological nesting from exhausting the stack.
@@ -371,12 +379,8 @@ fn ssh_args(
     ssh: &mut HostSsh,
     notes: &mut BTreeSet<String>,
 ) -> Result<(), String> {
-    let words = shlex::split(text).ok_or_else(|| {
-        format!(
-            "host {host}: {var} {} has an unclosed quote",
-            quote(text)
-        )
-    })?;
+    let words = shlex::split(text)
+        .ok_or_else(|| format!("host {host}: {var} {} has an unclosed quote", quote(text)))?;
     let mut it = words.into_iter();
     while let Some(w) = it.next() {
         let (flag, inline) = if w.len() > 2 && (w.starts_with("-o") || w.starts_with("-J")) {
@@ -385,9 +389,10 @@ fn ssh_args(
             (w.clone(), None)
         };
         let value = |it: &mut std::vec::IntoIter<String>| {
-            inline.clone().or_else(|| it.next()).ok_or_else(|| {
-                format!("host {host}: {var}: {flag} is missing its value")
-            })
+            inline
+                .clone()
+                .or_else(|| it.next())
+                .ok_or_else(|| format!("host {host}: {var}: {flag} is missing its value"))
         };
         match flag.as_str() {
             "-J" => ssh.jump = Some(value(&mut it)?),
@@ -494,25 +499,46 @@ mod tests {
     #[test]
     fn refusals_name_the_host_or_group() {
         let cases = [
-            (r#"{"all": {"hosts": ["n1"]}, "_meta": {"hostvars": {"n1": {"ansible_become_password": {"__ansible_vault": "$ANSIBLE_VAULT;1.1;AES256\n31"}}}}}"#,
-             "host n1: ansible_become_password is vault-encrypted"),
-            (r#"{"all": {"children": ["g"]}, "g": {"hosts": ["n1"], "vars": {"db": {"__ansible_vault": "x"}}}}"#,
-             "group g: vars.db is vault-encrypted"),
-            (r#"{"all": {"hosts": ["n1"]}, "_meta": {"hostvars": {"n1": {"ansible_hots": "x"}}}}"#,
-             "host n1: unknown variable ansible_hots"),
-            (r#"{"all": {"hosts": ["n1"]}, "_meta": {"hostvars": {"n1": {"ansible_connection": "local"}}}}"#,
-             "ansible_connection is \"local\""),
-            (r#"{"all": {"hosts": ["n1"]}, "_meta": {"hostvars": {"n1": {"ansible_ssh_pass": "x"}}}}"#,
-             "host n1: ansible_ssh_pass is set"),
-            (r#"{"all": {"hosts": ["n1"]}, "_meta": {"hostvars": {"n1": {"ansible_ssh_common_args": "-o ProxyCommand=nc %h %p"}}}}"#,
-             "ProxyCommand makes ssh run a local command"),
-            (r#"{"all": {"hosts": ["n1"]}, "_meta": {"hostvars": {"n1": {"ansible_ssh_common_args": "-F /tmp/cfg"}}}}"#,
-             "\"-F\" is not supported"),
-            (r#"{"all": {"hosts": ["n1"]}, "_meta": {"hostvars": {"n1": {"ansible_host": "{{ inventory_hostname }}.mgmt"}}}}"#,
-             "is a Jinja template"),
-            (r#"{"all": {"hosts": ["n1"]}, "_meta": {"hostvars": {"n1": {"ansible_port": "ssh"}}}}"#,
-             "ansible_port \"ssh\" is not a port"),
-            (r#"{"all": {"children": ["empty"]}, "empty": {}}"#, "group all has no hosts"),
+            (
+                r#"{"all": {"hosts": ["n1"]}, "_meta": {"hostvars": {"n1": {"ansible_become_password": {"__ansible_vault": "$ANSIBLE_VAULT;1.1;AES256\n31"}}}}}"#,
+                "host n1: ansible_become_password is vault-encrypted",
+            ),
+            (
+                r#"{"all": {"children": ["g"]}, "g": {"hosts": ["n1"], "vars": {"db": {"__ansible_vault": "x"}}}}"#,
+                "group g: vars.db is vault-encrypted",
+            ),
+            (
+                r#"{"all": {"hosts": ["n1"]}, "_meta": {"hostvars": {"n1": {"ansible_hots": "x"}}}}"#,
+                "host n1: unknown variable ansible_hots",
+            ),
+            (
+                r#"{"all": {"hosts": ["n1"]}, "_meta": {"hostvars": {"n1": {"ansible_connection": "local"}}}}"#,
+                "ansible_connection is \"local\"",
+            ),
+            (
+                r#"{"all": {"hosts": ["n1"]}, "_meta": {"hostvars": {"n1": {"ansible_ssh_pass": "x"}}}}"#,
+                "host n1: ansible_ssh_pass is set",
+            ),
+            (
+                r#"{"all": {"hosts": ["n1"]}, "_meta": {"hostvars": {"n1": {"ansible_ssh_common_args": "-o ProxyCommand=nc %h %p"}}}}"#,
+                "ProxyCommand makes ssh run a local command",
+            ),
+            (
+                r#"{"all": {"hosts": ["n1"]}, "_meta": {"hostvars": {"n1": {"ansible_ssh_common_args": "-F /tmp/cfg"}}}}"#,
+                "\"-F\" is not supported",
+            ),
+            (
+                r#"{"all": {"hosts": ["n1"]}, "_meta": {"hostvars": {"n1": {"ansible_host": "{{ inventory_hostname }}.mgmt"}}}}"#,
+                "is a Jinja template",
+            ),
+            (
+                r#"{"all": {"hosts": ["n1"]}, "_meta": {"hostvars": {"n1": {"ansible_port": "ssh"}}}}"#,
+                "ansible_port \"ssh\" is not a port",
+            ),
+            (
+                r#"{"all": {"children": ["empty"]}, "empty": {}}"#,
+                "group all has no hosts",
+            ),
             ("[1, 2]", "the top level is not an object"),
             ("{\"all\": ", "not the JSON"),
         ];

@@ -83,13 +83,13 @@ pub fn node_groups(hosts: &[(String, String)]) -> Vec<NodeGroup> {
             Some(g) => groups.push(g),
             None => {
                 for h in run {
-                    groups.push(group_of(std::slice::from_ref(h)).unwrap_or_else(|| {
-                        NodeGroup {
+                    groups.push(
+                        group_of(std::slice::from_ref(h)).unwrap_or_else(|| NodeGroup {
                             hosts: h.0.clone(),
                             address: (h.1 != h.0).then(|| h.1.clone()),
                             nics: Vec::new(),
-                        }
-                    }));
+                        }),
+                    );
                 }
             }
         }
@@ -149,7 +149,8 @@ fn group_of(run: &[(String, String)]) -> Option<NodeGroup> {
 /// the whole inventory.
 fn common_ssh(file: &str, hosts: &[ImportedHost]) -> Result<HostSsh, String> {
     let first = &hosts[0];
-    let fields: [(&str, fn(&HostSsh) -> String); 5] = [
+    type Show = fn(&HostSsh) -> String;
+    let fields: [(&str, Show); 5] = [
         ("ansible_user", |s| or_none_s(&s.user)),
         ("ansible_port", |s| s.port.unwrap_or(22).to_string()),
         ("ansible_ssh_private_key_file", |s| or_none_s(&s.key)),
@@ -214,7 +215,12 @@ fn check_hosts(file: &str, hosts: &[ImportedHost]) -> Result<(), String> {
 /// header. Refuses (with the file and the hosts named) anything that
 /// would not load, so what it returns differs from a valid inventory only
 /// by its missing NICs.
-pub fn skeleton(file: &str, name: &str, command: &str, imported: &Imported) -> Result<String, String> {
+pub fn skeleton(
+    file: &str,
+    name: &str,
+    command: &str,
+    imported: &Imported,
+) -> Result<String, String> {
     if imported.hosts.is_empty() {
         return Err(format!("{file}: no hosts to import"));
     }
@@ -229,7 +235,12 @@ pub fn skeleton(file: &str, name: &str, command: &str, imported: &Imported) -> R
     let pairs: Vec<(String, String)> = imported
         .hosts
         .iter()
-        .map(|h| (h.name.clone(), h.address.clone().unwrap_or_else(|| h.name.clone())))
+        .map(|h| {
+            (
+                h.name.clone(),
+                h.address.clone().unwrap_or_else(|| h.name.clone()),
+            )
+        })
         .collect();
     let inv = InventoryFile {
         fabric: FabricSpec {
@@ -288,12 +299,11 @@ fn still_loads(file: &str, yaml: &str) -> Result<(), String> {
     match super::check::parse_inventory("skeleton", yaml) {
         Ok(_) => Ok(()),
         Err(d) => {
-            let other: Vec<String> = d
-                .0
-                .iter()
-                .filter(|x| !x.path.ends_with(".nics"))
-                .map(|x| format!("{}: {}", x.path, x.message))
-                .collect();
+            let other: Vec<String> =
+                d.0.iter()
+                    .filter(|x| !x.path.ends_with(".nics"))
+                    .map(|x| format!("{}: {}", x.path, x.message))
+                    .collect();
             if other.is_empty() {
                 Ok(())
             } else {
@@ -311,7 +321,9 @@ mod tests {
     use super::*;
 
     fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
-        v.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+        v.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
     }
 
     #[test]

@@ -37,8 +37,23 @@ pub fn detect(text: &str) -> Form {
 /// off) says the same; other suffixes (`#`, `!`, `%`, `$`, `@`, `^`, `-`)
 /// do not.
 const UNAVAILABLE: &[&str] = &[
-    "down", "drain", "drained", "draining", "drng", "fail", "failing", "failg", "future", "futr",
-    "inval", "maint", "not_responding", "power_down", "powered_down", "pow_dn", "reboot",
+    "down",
+    "drain",
+    "drained",
+    "draining",
+    "drng",
+    "fail",
+    "failing",
+    "failg",
+    "future",
+    "futr",
+    "inval",
+    "maint",
+    "not_responding",
+    "power_down",
+    "powered_down",
+    "pow_dn",
+    "reboot",
 ];
 
 fn unavailable(state: &str) -> bool {
