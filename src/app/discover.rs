@@ -600,7 +600,8 @@ pub fn build(
         }
     }
     head.push_str(
-        "# Not discovered: leaf-spine links (they need the switches' own LLDP tables) and NIC data\n\
+        "# fabric (environment, RoCE profile, versions) and transport are the input's, unchanged.\n\
+         # Not discovered: leaf-spine links (they need the switches' own LLDP tables) and NIC data\n\
          # addresses; add them, or write the fabric side with `rocegate inventory generate`.\n",
     );
     let unverified_count = unverified.len();
