@@ -212,6 +212,48 @@ pub enum InventoryCommand {
     /// Write a rail-optimised pod as inventory YAML
     #[command(after_help = examples::GENERATE)]
     Generate(GenerateArgs),
+    /// Write an inventory skeleton (hosts, addresses, ssh) from an Ansible
+    /// inventory or from Slurm; NICs come from `inventory discover`.
+    #[command(after_help = examples::IMPORT)]
+    Import(ImportArgs),
+    /// Read each node's RDMA NICs, GID tables, NUMA nodes, speeds and LLDP
+    /// neighbours over ssh, and write NICs, rails, leaves and links.
+    #[command(after_help = examples::DISCOVER)]
+    Discover(DiscoverArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["ansible", "slurm"])))]
+pub struct ImportArgs {
+    /// An Ansible inventory: INI or YAML (read through `ansible-inventory`,
+    /// from ansible-core), or the JSON `ansible-inventory --list` prints
+    #[arg(long, value_name = "FILE")]
+    pub ansible: Option<String>,
+    /// Slurm's nodes: a file (- for standard input) holding `scontrol show
+    /// nodes` or `sinfo -N` output or a hostlist, or a hostlist itself
+    /// (gpu[001-128])
+    #[arg(long, value_name = "FILE|HOSTLIST")]
+    pub slurm: Option<String>,
+    /// Only this Ansible group (with its children) or Slurm partition
+    #[arg(long)]
+    pub group: Option<String>,
+    /// Fabric name [default: the group, else "pod"]
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Write here instead of standard output (nothing is written on error)
+    #[arg(long, short = 'o')]
+    pub output: Option<String>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct DiscoverArgs {
+    /// The inventory to complete: a skeleton from `inventory import`, or any
+    /// inventory with an ssh transport
+    #[arg(long, short = 'i')]
+    pub inventory: String,
+    /// Write here instead of standard output (nothing is written on error)
+    #[arg(long, short = 'o')]
+    pub output: Option<String>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -312,7 +354,20 @@ Examples:
 
     pub const INVENTORY: &str = "\
 Examples:
-  rocegate inventory generate --nodes 64 -o pod.yaml";
+  rocegate inventory generate --nodes 64 -o pod.yaml
+  rocegate inventory import --ansible hosts.ini --group gpu -o pod.yaml
+  rocegate inventory discover -i pod.yaml -o pod-discovered.yaml";
+
+    pub const IMPORT: &str = "\
+Examples:
+  rocegate inventory import --ansible hosts.ini --group gpu -o pod.yaml
+  ansible-inventory -i hosts.ini --list > inv.json && rocegate inventory import --ansible inv.json -o pod.yaml
+  rocegate inventory import --slurm 'gpu[001-128]' --name pod7 -o pod.yaml
+  scontrol show nodes > nodes.txt && rocegate inventory import --slurm nodes.txt --group gpu -o pod.yaml";
+
+    pub const DISCOVER: &str = "\
+Examples:
+  rocegate inventory discover -i pod.yaml -o pod-discovered.yaml";
 
     pub const GENERATE: &str = "\
 Examples:

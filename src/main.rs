@@ -20,6 +20,8 @@ fn main() {
                 Command::Exec(a) => app::remote::exec_cmd(&a),
                 Command::Recover(a) => app::faults::recover(&a),
                 Command::Inventory(InventoryCommand::Generate(a)) => app::generate_inventory(&a),
+                Command::Inventory(InventoryCommand::Import(a)) => app::inventory::import(&a),
+                Command::Inventory(InventoryCommand::Discover(a)) => app::discover::discover(&a),
                 Command::Completions(a) => app::shell::completions(&a),
                 Command::Man => app::shell::man(),
             }

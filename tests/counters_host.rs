@@ -196,6 +196,7 @@ mod lldp {
             interface: interface.into(),
             chassis_name: chassis_name.map(Into::into),
             chassis_id: Some(chassis_id.into()),
+            chassis_descr: None,
             port_id: port_id.into(),
             port_descr: port_descr.map(Into::into),
             mgmt_ip: Some(mgmt_ip.into()),
@@ -206,7 +207,7 @@ mod lldp {
     fn one_interface_prints_as_an_object() {
         let got =
             parse_lldpctl_json(&fixture("lab", "lldpcli-json-show-neighbors-veth.json")).unwrap();
-        let want = n(
+        let mut want = n(
             "va",
             Some("vm"),
             "92:d0:32:17:f3:6d",
@@ -214,6 +215,7 @@ mod lldp {
             Some("vb"),
             "10.9.0.2",
         );
+        want.chassis_descr = Some("sys-hb".into());
         assert_eq!(got, [want]);
     }
 
@@ -224,7 +226,7 @@ mod lldp {
             "lldpctl-json-puppet-lldpd-list-of-one.json",
         ))
         .unwrap();
-        let want = n(
+        let mut want = n(
             "eno1",
             Some("router"),
             "10:0e:7e:aa:aa:aa",
@@ -232,6 +234,7 @@ mod lldp {
             Some("host:eno1 {#}"),
             "192.0.2.1",
         );
+        want.chassis_descr = Some("example router".into());
         assert_eq!(got, [want]);
     }
 

@@ -193,6 +193,7 @@ fn the_lab_over_real_ssh() {
     the_suite_passes_at_the_shaped_rates(tmp.path(), &inv, &suite);
     a_half_speed_link_fails(tmp.path(), &inv, &suite);
     perftest_without_rdma_is_an_error_naming_the_host(tmp.path(), &inv);
+    discover_reads_the_cabling_and_refuses_without_rdma(tmp.path());
     unreachable_refused_and_hung_each_get_their_error(tmp.path(), &inv);
     sigterm_mid_run_leaves_nothing_behind(tmp.path(), &inv);
     the_dead_man_cleans_up_after_sigkill(&inv);
@@ -280,6 +281,62 @@ fn perftest_without_rdma_is_an_error_naming_the_host(tmp: &Path, inv: &Path) {
 /// One run with a fifth host nobody answers for, one with a key the hosts
 /// refuse, and one with a command that hangs: each gives its own error and
 /// the rest of the run goes on; nothing is left running.
+/// `inventory import` from the operator's Ansible view of the lab (the
+/// `--list` JSON, so no Ansible is needed here), then `inventory discover`
+/// over real ssh: every host's LLDP cabling is read and shown, and since
+/// the lab kernel has no RDMA, discover names each host, exits 2 and
+/// writes nothing.
+fn discover_reads_the_cabling_and_refuses_without_rdma(tmp: &Path) {
+    let hostvars: Vec<String> = (1..=4)
+        .map(|i| format!(r#""host{i}": {{"ansible_host": "198.18.0.1{i}"}}"#))
+        .collect();
+    let json = format!(
+        r#"{{"_meta": {{"hostvars": {{{}}}}},
+            "all": {{"children": ["hosts"], "vars": {{"ansible_user": "root",
+              "ansible_ssh_private_key_file": "/run/rocegate-lab/id_ed25519",
+              "ansible_ssh_common_args": "-o StrictHostKeyChecking=yes -o UserKnownHostsFile=/run/rocegate-lab/known_hosts"}}}},
+            "hosts": {{"hosts": ["host1", "host2", "host3", "host4"]}}}}"#,
+        hostvars.join(", ")
+    );
+    let list = write(tmp, "lab-ansible.json", &json);
+    let skeleton = tmp.join("lab-skeleton.yaml");
+    let o = sh(rocegate()
+        .args(["inventory", "import", "--ansible"])
+        .arg(&list)
+        .arg("-o")
+        .arg(&skeleton));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = tmp.join("lab-discovered.yaml");
+    let o = sh(rocegate()
+        .args(["inventory", "discover", "-i"])
+        .arg(&skeleton)
+        .arg("-o")
+        .arg(&out));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    for (host, leaf, port) in [
+        ("host1", "leaf1", "swp1"),
+        ("host2", "leaf1", "swp2"),
+        ("host3", "leaf2", "swp1"),
+        ("host4", "leaf2", "swp2"),
+    ] {
+        let line = err
+            .lines()
+            .find(|l| l.starts_with(&format!("{host}: rdma []")))
+            .unwrap_or_else(|| panic!("no line for {host} in\n{err}"));
+        assert!(
+            line.contains(&format!("lldp eth1->{leaf}:{port}")),
+            "{line}"
+        );
+        assert!(
+            err.contains(&format!("no RDMA device on {host}: /sys/class/infiniband")),
+            "{err}"
+        );
+    }
+    assert!(err.contains("nothing written"), "{err}");
+    assert!(!out.exists(), "discover wrote {out:?}");
+}
+
 fn unreachable_refused_and_hung_each_get_their_error(tmp: &Path, inv: &Path) {
     let text = std::fs::read_to_string(inv).unwrap();
     // 198.18.0.99 is on the lab's own management bridge; nothing has it.

@@ -15,7 +15,9 @@ use crate::exit::{AppError, PASS};
 use crate::inputs;
 use crate::plan::{self, render, Narrowing, Plan};
 
+pub mod discover;
 pub mod faults;
+pub mod inventory;
 pub mod remote;
 pub mod rundir;
 pub mod shell;

@@ -50,6 +50,44 @@ pub fn parse_inventory(path: &str, text: &str) -> Result<Inventory, Diagnostics>
     }
 }
 
+/// The device name a NIC-less node group is checked with by
+/// [`parse_partial_inventory`]; never written anywhere.
+pub const PENDING_NIC: &str = "rocegate-pending";
+
+/// Checks an inventory whose node groups may still lack NICs (a skeleton
+/// from `inventory import`): everything else is checked as usual, so
+/// `inventory discover` reaches the same hosts, at the same addresses, with
+/// the same ssh settings as `run` would. Returns the file as written too.
+pub fn parse_partial_inventory(
+    path: &str,
+    text: &str,
+) -> Result<(InventoryFile, Inventory), Diagnostics> {
+    let raw: InventoryFile = super::yaml_guard::from_str(path, text)?;
+    let mut patched = raw.clone();
+    for g in &mut patched.nodes {
+        if g.nics.is_empty() {
+            g.nics.push(super::inventory::NicSpec {
+                device: PENDING_NIC.into(),
+                netdev: PENDING_NIC.into(),
+                port: None,
+                gid_index: super::inventory::GidIndex::Discover,
+                numa: None,
+                gpu: None,
+                rail: 0,
+                speed_gbps: 1,
+                address: None,
+            });
+        }
+    }
+    let mut sink = Sink::new(path, text);
+    let inv = check_inventory(patched, text, &mut sink);
+    if sink.is_empty() {
+        Ok((raw, inv))
+    } else {
+        Err(Diagnostics(sink.found))
+    }
+}
+
 /// Expands an address written for a group: a `{host}`/`{name}` template, a
 /// hostlist zipped with the names, or a literal (only for one name).
 fn expand_addresses(

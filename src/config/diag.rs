@@ -63,6 +63,16 @@ pub fn quote(s: &str) -> String {
     out
 }
 
+/// `s` whole, with control and invisible characters escaped: safe on one
+/// line of a terminal or of a YAML comment (a newline cannot end it).
+pub fn escaped(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        push_escaped(&mut out, c);
+    }
+    out
+}
+
 /// Control characters and the invisible ones that reorder or hide text on a
 /// terminal; printed escaped.
 fn push_escaped(out: &mut String, c: char) {

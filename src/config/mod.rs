@@ -8,6 +8,7 @@ pub mod check_suite;
 pub mod diag;
 pub mod generate;
 pub mod hostlist;
+pub mod import;
 pub mod inventory;
 pub mod locate;
 pub mod model;

@@ -600,6 +600,9 @@ pub struct LldpNeighbor {
     pub chassis_name: Option<String>,
     /// The chassis id value (usually a MAC).
     pub chassis_id: Option<String>,
+    /// The system description the neighbour advertises (its NOS, often:
+    /// "Cumulus Linux …", "Arista Networks EOS …", "SONiC Software …").
+    pub chassis_descr: Option<String>,
     /// The port id value (an ifname, a MAC or a local name, as the neighbour
     /// chose its subtype).
     pub port_id: String,
@@ -666,6 +669,7 @@ fn neighbor(interface: &str, body: &Value) -> Result<LldpNeighbor, ParseError> {
         .map(single)
         .and_then(|id| id.get("value"))
         .and_then(text_of);
+    let chassis_descr = chassis_body.and_then(|c| c.get("descr")).and_then(text_of);
     let mgmt_ip = chassis_body
         .and_then(|c| c.get("mgmt-ip"))
         .and_then(|m| match m {
@@ -685,6 +689,7 @@ fn neighbor(interface: &str, body: &Value) -> Result<LldpNeighbor, ParseError> {
         interface: interface.to_string(),
         chassis_name,
         chassis_id,
+        chassis_descr,
         port_id,
         port_descr,
         mgmt_ip,

@@ -8,6 +8,7 @@
 //! is what lets the emulated fabric see all flows that share its links.
 
 pub mod compose;
+pub mod discover;
 pub mod emulated;
 pub mod local;
 pub mod preflight;

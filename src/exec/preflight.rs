@@ -45,24 +45,12 @@ pub const MAX_SKEW_S: f64 = 1.0;
 /// How long one host's preflight may take, connection included.
 const TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The script. `$@` is the tools to look for, then `--`, then netdevs.
-/// Every line it prints starts with `@@` and a key; values never contain
-/// newlines. Unused GID table entries fail to read and are skipped.
-const SCRIPT: &str = r#"
-echo "@@host $(hostname)"
-echo "@@kernel $(uname -r)"
-while [ $# -gt 0 ] && [ "$1" != -- ]; do
-  p=$(command -v "$1" 2>/dev/null) || p=-
-  echo "@@tool $1 $p"
-  shift
-done
-[ $# -gt 0 ] && shift
-command -v ib_write_bw >/dev/null 2>&1 && echo "@@version perftest $(ib_write_bw --version 2>&1 | head -n 1)"
-command -v iperf3 >/dev/null 2>&1 && echo "@@version iperf3 $(iperf3 --version 2>&1 | head -n 1)"
-command -v ethtool >/dev/null 2>&1 && echo "@@version ethtool $(ethtool --version 2>&1 | head -n 1)"
-command -v ofed_info >/dev/null 2>&1 && echo "@@version ofed $(ofed_info -s 2>&1 | head -n 1)"
-command -v mpirun >/dev/null 2>&1 && echo "@@version mpirun $(mpirun --version 2>&1 | head -n 1)"
-for d in /sys/class/infiniband/*; do
+/// The RDMA part of the script, shared with `inventory discover`: each
+/// device with its firmware, each port with its link layer and state, and
+/// the GID table entries that are in use. Unused entries fail to read and
+/// are skipped. `$R` is a root prefix: empty on a host, a fake sysfs tree
+/// in tests.
+pub(crate) const RDMA_SYSFS: &str = r#"for d in "$R"/sys/class/infiniband/*; do
   [ -e "$d" ] || continue
   n=${d##*/}
   echo "@@rdma $n $(cat "$d/fw_ver" 2>/dev/null || echo -)"
@@ -78,6 +66,27 @@ for d in /sys/class/infiniband/*; do
     done
   done
 done
+"#;
+
+/// The script. `$@` is the tools to look for, then `--`, then netdevs.
+/// Every line it prints starts with `@@` and a key; values never contain
+/// newlines. `@@RDMA@@` stands for [`RDMA_SYSFS`].
+const SCRIPT: &str = r#"
+R=
+echo "@@host $(hostname)"
+echo "@@kernel $(uname -r)"
+while [ $# -gt 0 ] && [ "$1" != -- ]; do
+  p=$(command -v "$1" 2>/dev/null) || p=-
+  echo "@@tool $1 $p"
+  shift
+done
+[ $# -gt 0 ] && shift
+command -v ib_write_bw >/dev/null 2>&1 && echo "@@version perftest $(ib_write_bw --version 2>&1 | head -n 1)"
+command -v iperf3 >/dev/null 2>&1 && echo "@@version iperf3 $(iperf3 --version 2>&1 | head -n 1)"
+command -v ethtool >/dev/null 2>&1 && echo "@@version ethtool $(ethtool --version 2>&1 | head -n 1)"
+command -v ofed_info >/dev/null 2>&1 && echo "@@version ofed $(ofed_info -s 2>&1 | head -n 1)"
+command -v mpirun >/dev/null 2>&1 && echo "@@version mpirun $(mpirun --version 2>&1 | head -n 1)"
+@@RDMA@@
 for nd in "$@"; do
   s=/sys/class/net/$nd
   if [ -e "$s" ]; then
@@ -239,7 +248,7 @@ pub fn invocation(t: &Target) -> Invocation {
     let mut argv: Vec<String> = vec![
         "sh".into(),
         "-c".into(),
-        SCRIPT.trim().to_string(),
+        SCRIPT.trim().replace("@@RDMA@@\n", RDMA_SYSFS),
         "rocegate-preflight".into(),
     ];
     argv.extend(names);
@@ -466,6 +475,22 @@ pub async fn run(transport: &dyn Transport, targets: &[Target], cancel: Cancel) 
         .collect()
 }
 
+/// The GID index perftest and NCCL should use on a NIC's port: the lowest
+/// RoCE v2 entry with an IPv4-mapped GID (on `netdev` when the table names
+/// one). `None` when the port has no such entry (no address configured).
+pub fn roce_v2_index(gids: &[GidEntry], device: &str, port: u8, netdev: &str) -> Option<u32> {
+    gids.iter()
+        .filter(|g| {
+            g.device == device
+                && g.port == port
+                && g.version == "v2"
+                && g.ipv4.is_some()
+                && (g.netdev == "-" || g.netdev == netdev)
+        })
+        .map(|g| g.index)
+        .min()
+}
+
 /// Replaces `gid_index: discover` with the index the host reported: the
 /// lowest RoCE v2 entry with an IPv4-mapped GID on the NIC's port (on its
 /// netdev when the table names one). NICs whose host did not answer, or has
@@ -481,19 +506,7 @@ pub fn resolve_gids(inv: &mut Inventory, reports: &[HostReport]) -> Vec<String> 
         let Some(r) = reports.iter().find(|r| &r.host == host && r.reachable) else {
             continue;
         };
-        let found = r
-            .gids
-            .iter()
-            .filter(|g| {
-                g.device == n.device
-                    && g.port == n.port
-                    && g.version == "v2"
-                    && g.ipv4.is_some()
-                    && (g.netdev == "-" || g.netdev == n.netdev)
-            })
-            .map(|g| g.index)
-            .min();
-        match found {
+        match roce_v2_index(&r.gids, &n.device, n.port, &n.netdev) {
             Some(i) => inv.nics[nic].gid_index = GidIndex::Fixed(i),
             None => notes.push(format!(
                 "{}: no RoCE v2 GID with an IPv4 address on port {} (is an address configured on {}?)",
