@@ -2,6 +2,7 @@
 //! time it will take, what it covers and what its faults would isolate.
 //! `rocegate plan` prints this without touching anything.
 
+pub mod capacity;
 pub mod coverage;
 pub mod estimate;
 pub mod patterns;
@@ -41,6 +42,9 @@ pub struct TestPlan {
     pub test: usize,
     pub rounds: Vec<Round>,
     pub estimate: Duration,
+    /// Fair shares of every step, for a test whose thresholds are written
+    /// relative to them (`expect.fair_share`).
+    pub capacity: Option<capacity::TestCapacity>,
 }
 
 impl TestPlan {
@@ -193,10 +197,16 @@ pub fn build(
             .collect();
         let rounds = cap_rounds(rounds_for(test, inv, &nodes, seed), suite.max_concurrent);
         let estimate = estimate::test_duration(test, inv, &rounds);
+        let capacity = test
+            .expect
+            .fair_share
+            .is_some()
+            .then(|| capacity::compute(test, inv, &rounds));
         tests.push(TestPlan {
             test: i,
             rounds,
             estimate,
+            capacity,
         });
     }
     // Faults run during their target's first round, as planned above
