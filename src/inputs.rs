@@ -223,11 +223,7 @@ pub struct Inputs {
 
 /// Loads and validates both files, reporting the problems of both at once.
 pub fn load(inventory: Option<&str>, suite: Option<&str>) -> Result<Inputs, AppError> {
-    load_seeded(
-        inventory,
-        suite,
-        crate::config::check_suite::DEFAULT_SEED,
-    )
+    load_seeded(inventory, suite, crate::config::check_suite::DEFAULT_SEED)
 }
 
 /// [`load`], resolving the suite's selectors with the run's `seed`.

@@ -741,7 +741,6 @@ fn check_expect(e: &Expect, kind: &TestKind, metric: Option<Metric>, base: &str,
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn check_fair_share(
     fs: &FairShareExpect,
     metric: Option<Metric>,
@@ -752,9 +751,7 @@ fn check_fair_share(
     let b = format!("{b}.fair_share");
     if !matches!(
         metric,
-        Some(
-            Metric::BwAvgGbps | Metric::BwPeakGbps | Metric::ThroughputGbps | Metric::BusbwGbs
-        )
+        Some(Metric::BwAvgGbps | Metric::BwPeakGbps | Metric::ThroughputGbps | Metric::BusbwGbs)
     ) {
         sink.error(
             b.clone(),
@@ -810,12 +807,16 @@ fn check_fair_share(
         if w < fs.min_pct {
             sink.error(
                 format!("{b}.warn_pct"),
-                format!("{w} is below min_pct {}; the warning band must sit above it", fs.min_pct),
+                format!(
+                    "{w} is below min_pct {}; the warning band must sit above it",
+                    fs.min_pct
+                ),
             );
         }
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn check_fault(
     f: &FaultSpec,
     base: &str,

@@ -160,11 +160,7 @@ impl<'a> Net<'a> {
             } else {
                 format!("{n} uplinks ({total}G)")
             };
-            let dir = if r % 2 == 0 {
-                "up from"
-            } else {
-                "down into"
-            };
+            let dir = if r % 2 == 0 { "up from" } else { "down into" };
             format!(
                 "{flows} flows {dir} one leaf over {links} x {mtu_text} = {cap:.1} Gb/s / {flows} = {:.1} Gb/s",
                 cap / flows.max(1) as f64

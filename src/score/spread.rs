@@ -32,11 +32,7 @@ pub struct Spread {
 /// Judges `pcts` (each cross-spine step's value as a percentage of its fair
 /// share, with its component name). `None` when there is nothing to judge.
 pub fn judge(pcts: &[(String, f64)], cs: &CrossSpineExpect) -> Option<Spread> {
-    let mut v: Vec<f64> = pcts
-        .iter()
-        .map(|p| p.1)
-        .filter(|x| x.is_finite())
-        .collect();
+    let mut v: Vec<f64> = pcts.iter().map(|p| p.1).filter(|x| x.is_finite()).collect();
     if v.is_empty() {
         return None;
     }
@@ -72,11 +68,7 @@ pub fn judge(pcts: &[(String, f64)], cs: &CrossSpineExpect) -> Option<Spread> {
     let message = if why.is_empty() {
         format!("{head}; lowest: {}", worst.join(", "))
     } else {
-        format!(
-            "{head}: {}; lowest: {}",
-            why.join(", "),
-            worst.join(", ")
-        )
+        format!("{head}: {}; lowest: {}", why.join(", "), worst.join(", "))
     };
     Some(Spread {
         verdict,

@@ -85,7 +85,11 @@ pub fn resolve_fair(
         _ => {
             r.min = max_opt(r.min, Some(at(fs.min_pct)));
             r.warn_min = max_opt(r.warn_min, fs.warn_pct.map(at));
-            r.basis = Some(format!("{}% of {} {unit} fair share", fs.min_pct, fmt(share)));
+            r.basis = Some(format!(
+                "{}% of {} {unit} fair share",
+                fs.min_pct,
+                fmt(share)
+            ));
         }
     }
     r
