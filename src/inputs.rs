@@ -8,7 +8,7 @@ use std::io::Read;
 use std::sync::OnceLock;
 
 use crate::config::check::{parse_inventory, read_source};
-use crate::config::check_suite::{parse_suite, Suite};
+use crate::config::check_suite::Suite;
 use crate::config::model::Inventory;
 use crate::config::units::{format_size, parse_size};
 use crate::exit::AppError;
@@ -223,6 +223,15 @@ pub struct Inputs {
 
 /// Loads and validates both files, reporting the problems of both at once.
 pub fn load(inventory: Option<&str>, suite: Option<&str>) -> Result<Inputs, AppError> {
+    load_seeded(inventory, suite, crate::config::check_suite::DEFAULT_SEED)
+}
+
+/// [`load`], resolving the suite's selectors with the run's `seed`.
+pub fn load_seeded(
+    inventory: Option<&str>,
+    suite: Option<&str>,
+    seed: u64,
+) -> Result<Inputs, AppError> {
     let (ipath, itext) = read(inventory, DEFAULT_INVENTORY)?;
     let (spath, stext) = read(suite, DEFAULT_SUITE)?;
     let inv = match parse_inventory(&ipath, &itext) {
@@ -238,7 +247,7 @@ pub fn load(inventory: Option<&str>, suite: Option<&str>) -> Result<Inputs, AppE
             return Err(d.into());
         }
     };
-    let suite = parse_suite(&spath, &stext, &inv)?;
+    let suite = crate::config::check_suite::parse_suite_seeded(&spath, &stext, &inv, seed)?;
     Ok(Inputs {
         inventory: inv,
         suite,

@@ -926,12 +926,12 @@ fn plan_json_has_tests_coverage_and_estimate() {
         names,
         [
             "rail-bw",
-            "uplink-flap",
-            "leaf-reset",
             "mesh-bw",
             "rail-lat",
             "cross-leaf-bw",
-            "allreduce"
+            "allreduce",
+            "link-flap",
+            "leaf-reset"
         ]
     );
     assert!(v["coverage"].is_object(), "{v:#}");

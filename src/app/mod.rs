@@ -79,7 +79,11 @@ pub fn check_deadline(plan: &Plan, deadline: Option<&str>) -> Result<(), AppErro
 
 pub fn plan(args: &PlanArgs) -> Result<i32, AppError> {
     parse_deadline(args.narrow.deadline.as_deref())?;
-    let i = inputs::load(args.input.inventory.as_deref(), args.input.suite.as_deref())?;
+    let i = inputs::load_seeded(
+        args.input.inventory.as_deref(),
+        args.input.suite.as_deref(),
+        args.narrow.seed,
+    )?;
     let p = plan::build(
         &i.suite,
         &i.inventory,
@@ -202,7 +206,11 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
     use crate::report::events::{Record, RunFinished};
 
     parse_deadline(a.narrow.deadline.as_deref())?;
-    let i = inputs::load(a.input.inventory.as_deref(), a.input.suite.as_deref())?;
+    let i = inputs::load_seeded(
+        a.input.inventory.as_deref(),
+        a.input.suite.as_deref(),
+        a.narrow.seed,
+    )?;
     let p = plan::build(&i.suite, &i.inventory, &narrowing(&a.narrow), a.narrow.seed)?;
     check_deadline(&p, a.narrow.deadline.as_deref())?;
     check_disruptive(&p, &i.inventory, a.allow_disruptive)?;

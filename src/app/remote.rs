@@ -155,7 +155,11 @@ pub fn render_preflight(reports: &[HostReport]) -> String {
 /// `rocegate preflight`: asks every host the plan touches, once, and exits
 /// 0 only if all are ready.
 pub fn preflight_cmd(a: &PreflightArgs) -> Result<i32, AppError> {
-    let i = inputs::load(a.input.inventory.as_deref(), a.input.suite.as_deref())?;
+    let i = inputs::load_seeded(
+        a.input.inventory.as_deref(),
+        a.input.suite.as_deref(),
+        a.narrow.seed,
+    )?;
     if !has_hosts(&i.inventory) {
         return Err(AppError::Input(format!(
             "{}: the preflight asks real hosts over ssh; this inventory's transport has none",

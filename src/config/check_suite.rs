@@ -9,6 +9,7 @@ use super::diag::{quote, Diagnostics, Sink};
 use super::hostlist;
 use super::model::*;
 use super::names::{is_path_name, PATH_NAME_RULE};
+use super::select::{self, Part, Selection};
 use super::suite::*;
 use super::units::Span;
 
@@ -20,6 +21,8 @@ pub struct Suite {
     pub gate: Gate,
     pub max_concurrent: Option<usize>,
     pub tests: Vec<Test>,
+    /// Every selector of the suite with the names it resolved to.
+    pub selections: Vec<Selection>,
 }
 
 #[derive(Debug, Clone)]
@@ -111,15 +114,34 @@ fn node_names(inv: &Inventory) -> String {
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// The seed selectors draw with when the caller names none (`--seed`'s
+/// default), so `validate` resolves them as a default `run` would.
+pub const DEFAULT_SEED: u64 = 1;
+
 pub fn load_suite(path: &str, inv: &Inventory) -> Result<Suite, Diagnostics> {
     let text = read_source(path)?;
     parse_suite(path, &text, inv)
 }
 
 pub fn parse_suite(path: &str, text: &str, inv: &Inventory) -> Result<Suite, Diagnostics> {
+    parse_suite_seeded(path, text, inv, DEFAULT_SEED)
+}
+
+/// Checks a suite against an inventory, resolving its selectors with
+/// `seed` (the run's seed: `pick: random` draws with it).
+pub fn parse_suite_seeded(
+    path: &str,
+    text: &str,
+    inv: &Inventory,
+    seed: u64,
+) -> Result<Suite, Diagnostics> {
     let raw: SuiteFile = super::yaml_guard::from_str(path, text)?;
     let mut sink = Sink::new(path, text);
-    let suite = check_suite(raw, text, inv, &mut sink);
+    let mut sel = Selections {
+        seed,
+        found: Vec::new(),
+    };
+    let suite = check_suite(raw, text, inv, &mut sink, &mut sel);
     if sink.is_empty() {
         Ok(suite)
     } else {
@@ -137,7 +159,70 @@ fn default_metric(kind: &TestKind) -> Option<Metric> {
     }
 }
 
-fn check_suite(raw: SuiteFile, text: &str, inv: &Inventory, sink: &mut Sink) -> Suite {
+/// Resolves selectors and keeps what they resolved to.
+struct Selections {
+    seed: u64,
+    found: Vec<Selection>,
+}
+
+impl Selections {
+    /// Resolves `target` written at `at`; a plain name comes back as it is.
+    /// Errors go to the sink at `at`.
+    fn names(
+        &mut self,
+        target: &Target,
+        at: &str,
+        inv: &Inventory,
+        one: bool,
+        kinds: &[SelectKind],
+        sink: &mut Sink,
+    ) -> Option<Vec<String>> {
+        let s = match target {
+            Target::Name(n) => return Some(vec![n.clone()]),
+            Target::Select(s) => s,
+        };
+        if !kinds.contains(&s.select) {
+            let k: Vec<&str> = kinds.iter().map(|k| k.label()).collect();
+            sink.error(
+                at,
+                format!(
+                    "select: {} cannot be used here; this takes select: {}",
+                    s.select.label(),
+                    k.join(" or ")
+                ),
+            );
+            return None;
+        }
+        let r = if one {
+            select::resolve_one(s, inv, self.seed, at).map(|p| vec![p])
+        } else {
+            select::resolve(s, inv, self.seed, at)
+        };
+        match r {
+            Ok(parts) => {
+                let names: Vec<String> = parts.iter().map(|p: &Part| p.name(inv)).collect();
+                self.found.push(Selection {
+                    at: at.to_string(),
+                    selector: select::describe(s),
+                    names: names.clone(),
+                });
+                Some(names)
+            }
+            Err(e) => {
+                sink.error(at, e);
+                None
+            }
+        }
+    }
+}
+
+fn check_suite(
+    raw: SuiteFile,
+    text: &str,
+    inv: &Inventory,
+    sink: &mut Sink,
+    sel: &mut Selections,
+) -> Suite {
     if !is_path_name(&raw.suite.name) {
         sink.error(
             "suite.name",
@@ -210,7 +295,7 @@ fn check_suite(raw: SuiteFile, text: &str, inv: &Inventory, sink: &mut Sink) -> 
                     TestKind::Iperf(ip.clone())
                 } else {
                     let f = t.fault.as_ref().expect("one kind is set");
-                    match check_fault(f, &base, i, &names, &raw.tests, inv, sink) {
+                    match check_fault(f, &base, i, &names, &raw.tests, inv, sink, sel) {
                         Some(f) => TestKind::Fault(f),
                         None => continue,
                     }
@@ -239,7 +324,23 @@ fn check_suite(raw: SuiteFile, text: &str, inv: &Inventory, sink: &mut Sink) -> 
             }
         };
         check_pattern(t, &kind, &base, sink);
-        let nodes = match &t.nodes {
+        let hostlist_expr = match &t.nodes {
+            Some(target) => sel
+                .names(
+                    target,
+                    &format!("{base}.nodes"),
+                    inv,
+                    false,
+                    &[SelectKind::Node],
+                    sink,
+                )
+                .map(|names| match target {
+                    Target::Name(expr) => expr.clone(),
+                    Target::Select(_) => hostlist::compress(&names),
+                }),
+            None => None,
+        };
+        let nodes = match &hostlist_expr {
             Some(expr) => match hostlist::expand(expr) {
                 Ok(list) => {
                     let mut ids = Vec::new();
@@ -264,6 +365,7 @@ fn check_suite(raw: SuiteFile, text: &str, inv: &Inventory, sink: &mut Sink) -> 
                     Vec::new()
                 }
             },
+            None if t.nodes.is_some() => Vec::new(),
             None => (0..inv.nodes.len()).collect(),
         };
         let rails = match &t.rails {
@@ -338,6 +440,7 @@ fn check_suite(raw: SuiteFile, text: &str, inv: &Inventory, sink: &mut Sink) -> 
         gate: raw.gate.clone(),
         max_concurrent: raw.defaults.max_concurrent,
         tests,
+        selections: std::mem::take(&mut sel.found),
     }
 }
 
@@ -514,7 +617,7 @@ fn check_expect(e: &Expect, kind: &TestKind, metric: Option<Metric>, base: &str,
         e.min_pct_of_line_rate,
         e.warn_pct_of_line_rate,
     ];
-    if is_fault && thresholds.iter().any(Option::is_some) {
+    if is_fault && (thresholds.iter().any(Option::is_some) || e.fair_share.is_some()) {
         sink.error(
             b.clone(),
             "a fault test's expectations are workload, recovers_within and min_fraction",
@@ -593,6 +696,9 @@ fn check_expect(e: &Expect, kind: &TestKind, metric: Option<Metric>, base: &str,
             );
         }
     }
+    if let Some(fs) = &e.fair_share {
+        check_fair_share(fs, metric, e, &b, sink);
+    }
     if let Some(f) = e.min_fraction {
         if !(f > 0.0 && f <= 1.0) {
             sink.error(
@@ -635,6 +741,82 @@ fn check_expect(e: &Expect, kind: &TestKind, metric: Option<Metric>, base: &str,
     }
 }
 
+fn check_fair_share(
+    fs: &FairShareExpect,
+    metric: Option<Metric>,
+    e: &Expect,
+    b: &str,
+    sink: &mut Sink,
+) {
+    let b = format!("{b}.fair_share");
+    if !matches!(
+        metric,
+        Some(Metric::BwAvgGbps | Metric::BwPeakGbps | Metric::ThroughputGbps | Metric::BusbwGbs)
+    ) {
+        sink.error(
+            b.clone(),
+            "a fair share bounds bandwidth: perftest bw_avg_gbps, iperf3 throughput_gbps or nccl busbw_gbs",
+        );
+    }
+    if e.min_pct_of_line_rate.is_some() || e.warn_pct_of_line_rate.is_some() {
+        sink.error(
+            b.clone(),
+            "fair_share replaces min_pct_of_line_rate and warn_pct_of_line_rate; keep one",
+        );
+    }
+    let mut pct = |key: &str, v: f64| {
+        if !(v > 0.0 && v <= 100.0) {
+            sink.error(
+                format!("{b}.{key}"),
+                format!("{v} is not a percentage (0-100]"),
+            );
+        }
+    };
+    pct("min_pct", fs.min_pct);
+    if let Some(w) = fs.warn_pct {
+        pct("warn_pct", w);
+    }
+    if let Some(cs) = &fs.cross_spine {
+        let c = "cross_spine";
+        pct(&format!("{c}.floor_pct"), cs.floor_pct);
+        pct(&format!("{c}.median_pct"), cs.median_pct);
+        pct(&format!("{c}.quantile_min_pct"), cs.quantile_min_pct);
+        if !(cs.quantile > 0.0 && cs.quantile < 50.0) {
+            sink.error(
+                format!("{b}.{c}.quantile"),
+                format!(
+                    "{} is not a lower quantile in percent (0-50), e.g. 5 for the 5th percentile",
+                    cs.quantile
+                ),
+            );
+        }
+        if cs.quantile_min_pct > cs.median_pct {
+            sink.error(
+                format!("{b}.{c}.quantile_min_pct"),
+                "a lower quantile cannot be held above the median's bar",
+            );
+        }
+        if cs.floor_pct > cs.quantile_min_pct {
+            sink.error(
+                format!("{b}.{c}.floor_pct"),
+                "the per-step floor sits under the quantile's bar (it catches broken parts, the quantile catches spread)",
+            );
+        }
+    }
+    if let Some(w) = fs.warn_pct {
+        if w < fs.min_pct {
+            sink.error(
+                format!("{b}.warn_pct"),
+                format!(
+                    "{w} is below min_pct {}; the warning band must sit above it",
+                    fs.min_pct
+                ),
+            );
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn check_fault(
     f: &FaultSpec,
     base: &str,
@@ -643,47 +825,70 @@ fn check_fault(
     tests: &[TestSpec],
     inv: &Inventory,
     sink: &mut Sink,
+    sel: &mut Selections,
 ) -> Option<Fault> {
     let b = format!("{base}.fault");
+    let one = |v: Vec<String>| v.into_iter().next();
     let action = match (&f.link_flap, &f.leaf_reset) {
-        (Some(flap), None) => match inv.resolve_end(&flap.target) {
-            Some(end) => match inv.link_at(&end) {
-                Some(link) => Some(FaultAction::LinkFlap { end, link }),
+        (Some(flap), None) => {
+            let at = format!("{b}.link_flap.target");
+            let target = sel
+                .names(
+                    &flap.target,
+                    &at,
+                    inv,
+                    true,
+                    &[SelectKind::Uplink, SelectKind::Nic],
+                    sink,
+                )
+                .and_then(one)?;
+            match inv.resolve_end(&target) {
+                Some(end) => match inv.link_at(&end) {
+                    Some(link) => Some(FaultAction::LinkFlap { end, link }),
+                    None => {
+                        sink.error(at, format!("{target} has no cable in the inventory"));
+                        None
+                    }
+                },
                 None => {
-                    sink.error(
-                        format!("{b}.link_flap.target"),
-                        format!("{} has no cable in the inventory", flap.target),
-                    );
+                    sink.error(at, format!("\"{target}\" is not a NIC (node:device) or a switch port (switch:port) of the inventory"));
                     None
                 }
-            },
-            None => {
-                sink.error(format!("{b}.link_flap.target"), format!("\"{}\" is not a NIC (node:device) or a switch port (switch:port) of the inventory", flap.target));
-                None
             }
-        },
-        (None, Some(reset)) => match inv.switch_by_name.get(&reset.switch) {
-            Some(&s) if inv.switches[s].role == super::inventory::SwitchRole::Leaf => {
-                Some(FaultAction::LeafReset {
-                    switch: s,
-                    mode: reset.mode,
-                })
+        }
+        (None, Some(reset)) => {
+            let at = format!("{b}.leaf_reset.switch");
+            let switch = sel
+                .names(
+                    &reset.switch,
+                    &at,
+                    inv,
+                    true,
+                    &[SelectKind::Leaf, SelectKind::Switch],
+                    sink,
+                )
+                .and_then(one)?;
+            let reset = LeafReset {
+                switch: Target::Name(switch.clone()),
+                mode: reset.mode,
+            };
+            match inv.switch_by_name.get(&switch) {
+                Some(&s) if inv.switches[s].role == super::inventory::SwitchRole::Leaf => {
+                    Some(FaultAction::LeafReset {
+                        switch: s,
+                        mode: reset.mode,
+                    })
+                }
+                Some(_) => {
+                    sink.error(at, format!("{switch} is a spine; leaf_reset takes a leaf"));
+                    None
+                }
+                None => {
+                    sink.error(at, format!("switch \"{switch}\" is not in the inventory"));
+                    None
+                }
             }
-            Some(_) => {
-                sink.error(
-                    format!("{b}.leaf_reset.switch"),
-                    format!("{} is a spine; leaf_reset takes a leaf", reset.switch),
-                );
-                None
-            }
-            None => {
-                sink.error(
-                    format!("{b}.leaf_reset.switch"),
-                    format!("switch \"{}\" is not in the inventory", reset.switch),
-                );
-                None
-            }
-        },
+        }
         (None, None) => {
             sink.error(
                 b.clone(),

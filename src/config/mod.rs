@@ -13,6 +13,7 @@ pub mod inventory;
 pub mod locate;
 pub mod model;
 pub mod names;
+pub mod select;
 pub mod suite;
 pub mod tagged;
 pub mod units;

@@ -91,9 +91,10 @@ pub struct TestSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub pattern: Option<Pattern>,
-    /// Restrict the test to these nodes (hostlist).
+    /// Restrict the test to these nodes: a hostlist, or a selector of
+    /// `node`s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nodes: Option<String>,
+    pub nodes: Option<Target>,
     /// Restrict the test to these rails.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rails: Option<Vec<u32>>,
@@ -398,14 +399,16 @@ fn default_one() -> u32 {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkFlap {
-    /// `switch:port` (switch side) or `node:device` (host side).
-    pub target: String,
+    /// `switch:port` (switch side) or `node:device` (host side), or a
+    /// selector of an `uplink` or a `nic`.
+    pub target: Target,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LeafReset {
-    pub switch: String,
+    /// A leaf by name, or a selector of a `leaf`.
+    pub switch: Target,
     pub mode: LeafResetMode,
 }
 
@@ -499,6 +502,10 @@ pub struct Expect {
     pub min_pct_of_line_rate: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warn_pct_of_line_rate: Option<f64>,
+    /// Minimum relative to what the topology can carry (see
+    /// [`FairShareExpect`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fair_share: Option<FairShareExpect>,
     /// Fault tests: whether the workload must complete.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<WorkloadOutcome>,
@@ -507,4 +514,215 @@ pub struct Expect {
     pub recovers_within: Option<Span>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_fraction: Option<f64>,
+}
+
+/// A part of the pod, written out by name (`r0-leaf1:swp9`) or chosen by a
+/// [`Selector`] over the inventory (`{select: uplink, rail: 0, pick: first}`),
+/// so one suite serves every pod of a design. A plain string is a name, a map
+/// is a selector: the YAML's shape says which, with no untagged guessing, and
+/// a selector's errors keep the parser's position.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    Name(String),
+    Select(Selector),
+}
+
+impl<'de> Deserialize<'de> for Target {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, value::MapAccessDeserializer, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Target;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a name, or a selector such as {select: leaf, rail: 0, pick: first}")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Target, E> {
+                Ok(Target::Name(v.to_string()))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Target, A::Error> {
+                Selector::deserialize(MapAccessDeserializer::new(map)).map(Target::Select)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Serialize for Target {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Target::Name(n) => s.serialize_str(n),
+            Target::Select(sel) => sel.serialize(s),
+        }
+    }
+}
+
+/// Picks parts of the pod from the inventory at plan time. `select` says
+/// what kind of part; the other keys filter (all must hold), `position`
+/// keeps one match by its place in inventory order, `pick` chooses one of
+/// the matches, and `max` bounds how many may match. A selector that
+/// matches nothing, or more than `max`, is an error before anything runs.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Selector {
+    pub select: SelectKind,
+    /// Leaves of this rail; uplinks and NICs of those leaves; NICs on this rail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rail: Option<u32>,
+    /// Uplinks, NICs and nodes behind this leaf (by name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaf: Option<String>,
+    /// Uplinks to this spine (by name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spine: Option<String>,
+    /// NICs of these nodes (a hostlist).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// `select: switch` only: leaf or spine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<super::inventory::SwitchRole>,
+    /// Keep the match at this place in inventory order: `first`, `last`, or
+    /// a 0-based index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<Position>,
+    /// Choose one of the matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pick: Option<Pick>,
+    /// At most this many matches (checked before `pick`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SelectKind {
+    /// A leaf switch.
+    Leaf,
+    /// A spine switch.
+    Spine,
+    /// Any switch (filter with `role`).
+    Switch,
+    /// A leaf–spine link, named by its leaf-side port (`leaf:port`).
+    Uplink,
+    /// A node.
+    Node,
+    /// A NIC (`node:device`).
+    Nic,
+}
+
+impl SelectKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            SelectKind::Leaf => "leaf",
+            SelectKind::Spine => "spine",
+            SelectKind::Switch => "switch",
+            SelectKind::Uplink => "uplink",
+            SelectKind::Node => "node",
+            SelectKind::Nic => "nic",
+        }
+    }
+}
+
+/// A match's place in inventory order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Position {
+    First,
+    Last,
+    Index(usize),
+}
+
+impl<'de> Deserialize<'de> for Position {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, Visitor};
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Position;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("first, last, or a 0-based index")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Position, E> {
+                match v {
+                    "first" => Ok(Position::First),
+                    "last" => Ok(Position::Last),
+                    other => Err(E::invalid_value(de::Unexpected::Str(other), &self)),
+                }
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Position, E> {
+                Ok(Position::Index(v as usize))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Position, E> {
+                usize::try_from(v)
+                    .map(Position::Index)
+                    .map_err(|_| E::invalid_value(de::Unexpected::Signed(v), &self))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Serialize for Position {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Position::First => s.serialize_str("first"),
+            Position::Last => s.serialize_str("last"),
+            Position::Index(i) => s.serialize_u64(*i as u64),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pick {
+    /// The first match in inventory order.
+    First,
+    /// A match drawn with the run's seed (`--seed`): the same seed, the same part.
+    Random,
+    /// The match whose loss cuts off the fewest NICs (ties: the first).
+    FewestIsolated,
+}
+
+impl Pick {
+    pub fn label(self) -> &'static str {
+        match self {
+            Pick::First => "first",
+            Pick::Random => "random",
+            Pick::FewestIsolated => "fewest_isolated",
+        }
+    }
+}
+
+/// Bandwidth thresholds relative to what the topology can carry: the ideal
+/// max-min fair share of each step's flows among every flow of its round,
+/// computed by the plan from the inventory's link speeds and the MTU (see
+/// `rocegate plan`). Percentages are of each step's own fair share.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FairShareExpect {
+    /// Fail a step under this percentage of its fair share.
+    pub min_pct: f64,
+    /// Warn under this percentage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warn_pct: Option<f64>,
+    /// Steps whose flows cross the spines, where static ECMP hashing puts
+    /// several flows on one uplink while another idles: the stated
+    /// allowance for those collisions. Such steps are held each to `floor_pct`
+    /// only, and together by their distribution. Without it, they are judged
+    /// as every other step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cross_spine: Option<CrossSpineExpect>,
+}
+
+/// The ECMP collision allowance for steps that cross the spines.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrossSpineExpect {
+    /// Each step: fail under this percentage of its fair share (a broken
+    /// NIC or link, not a collision, lands there).
+    pub floor_pct: f64,
+    /// The test's cross-spine steps together: their median must reach this
+    /// percentage of fair share.
+    pub median_pct: f64,
+    /// The lower quantile judged, in percent (5 = the 5th percentile).
+    pub quantile: f64,
+    /// ...and that quantile must reach this percentage of fair share.
+    pub quantile_min_pct: f64,
 }

@@ -2,6 +2,7 @@
 //! time it will take, what it covers and what its faults would isolate.
 //! `rocegate plan` prints this without touching anything.
 
+pub mod capacity;
 pub mod coverage;
 pub mod estimate;
 pub mod patterns;
@@ -78,6 +79,9 @@ pub struct TestPlan {
     pub test: usize,
     pub rounds: Vec<Round>,
     pub estimate: Duration,
+    /// Fair shares of every step, for a test whose thresholds are written
+    /// relative to them (`expect.fair_share`).
+    pub capacity: Option<capacity::TestCapacity>,
 }
 
 impl TestPlan {
@@ -247,10 +251,16 @@ pub fn build(
             continue;
         }
         let estimate = estimate::test_duration(test, inv, &rounds);
+        let capacity = test
+            .expect
+            .fair_share
+            .is_some()
+            .then(|| capacity::compute(test, inv, &rounds));
         tests.push(TestPlan {
             test: i,
             rounds,
             estimate,
+            capacity,
         });
     }
     // A fault whose traffic has no steps cannot be judged: on the whole

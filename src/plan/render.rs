@@ -68,6 +68,7 @@ pub fn to_json(plan: &Plan, suite: &Suite, inv: &Inventory) -> Value {
             "reason": sk.reason,
         })).collect::<Vec<_>>(),
         "partial": plan.partial,
+        "selectors": suite.selections,
     })
 }
 
@@ -113,6 +114,18 @@ pub fn to_text(plan: &Plan, suite: &Suite, inv: &Inventory) -> String {
         );
     }
     out += &format!("\nestimated duration: {}\n", format_duration(plan.estimate));
+    if !suite.selections.is_empty() {
+        out += "\nselectors:\n";
+        for s in &suite.selections {
+            out += &format!(
+                "  {}: {} -> {}\n",
+                s.at,
+                s.selector,
+                hostlist::compress(&s.names)
+            );
+        }
+    }
+    out += &thresholds_text(plan, suite, inv);
     let c = &plan.coverage;
     out += "\ncoverage:\n";
     out += &format!(
@@ -185,6 +198,109 @@ fn skipped_text(plan: &Plan, suite: &Suite) -> String {
         out += "\nskipped:\n";
         for sk in &plan.skipped {
             out += &format!("  {}: {}\n", suite.tests[sk.test].name, sk.reason);
+        }
+    }
+    out
+}
+
+fn g(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// At most this many share classes printed per test (lowest first).
+const CLASSES_SHOWN: usize = 4;
+
+/// Each test's thresholds with where they come from: fixed numbers, a
+/// percentage of line rate, or a percentage of the fair share the plan
+/// computed from the inventory (with the bottleneck that sets it).
+pub fn thresholds_text(plan: &Plan, suite: &Suite, inv: &Inventory) -> String {
+    let mut out = String::new();
+    for tp in &plan.tests {
+        let t = &suite.tests[tp.test];
+        let (Some(m), false) = (t.metric, matches!(t.kind, TestKind::Fault(_))) else {
+            continue;
+        };
+        let unit = m.unit();
+        let e = &t.expect;
+        let mut lines = Vec::new();
+        for (k, v) in [
+            ("min", e.min),
+            ("warn_min", e.warn_min),
+            ("max", e.max),
+            ("warn_max", e.warn_max),
+        ] {
+            if let Some(v) = v {
+                lines.push(format!("{k} {} {unit} (fixed)", g(v)));
+            }
+        }
+        if let Some(p) = e.min_pct_of_line_rate {
+            let speeds: std::collections::BTreeSet<u32> =
+                inv.nics.iter().map(|n| n.speed_gbps).collect();
+            for sp in speeds {
+                lines.push(format!(
+                    "min {p}% of {sp} Gb/s line rate = {} {unit}{}",
+                    g(f64::from(sp) * p / 100.0),
+                    e.warn_pct_of_line_rate
+                        .map(|w| format!(", warn {w}% = {} {unit}", g(f64::from(sp) * w / 100.0)))
+                        .unwrap_or_default()
+                ));
+            }
+        }
+        if let (Some(fs), Some(cap)) = (&e.fair_share, &tp.capacity) {
+            let classes = cap.classes();
+            for (cross, share, via, n) in classes.iter().take(CLASSES_SHOWN) {
+                let what = if *cross { "cross-spine" } else { "same-leaf" };
+                let mut line = format!(
+                    "{n} {what} step(s): fair share {} {unit} = {}; ",
+                    g(*share),
+                    cap.derivations[*via]
+                );
+                match (&fs.cross_spine, cross) {
+                    (Some(cs), true) => line += &format!(
+                        "floor {}% = {} {unit} each; together median >= {}%, p{} >= {}% of fair share (ECMP collision allowance)",
+                        cs.floor_pct,
+                        g(share * cs.floor_pct / 100.0),
+                        cs.median_pct,
+                        cs.quantile,
+                        cs.quantile_min_pct
+                    ),
+                    _ => {
+                        line += &format!(
+                            "min {}% = {} {unit}",
+                            fs.min_pct,
+                            g(share * fs.min_pct / 100.0)
+                        );
+                        if let Some(w) = fs.warn_pct {
+                            line += &format!(", warn {w}% = {} {unit}", g(share * w / 100.0));
+                        }
+                    }
+                }
+                lines.push(line);
+            }
+            if classes.len() > CLASSES_SHOWN {
+                let rest = &classes[CLASSES_SHOWN..];
+                let steps: usize = rest.iter().map(|c| c.3).sum();
+                let hi = rest.iter().map(|c| c.1).fold(0.0, f64::max);
+                lines.push(format!(
+                    "{steps} more step(s) with fair shares up to {} {unit} ({} more bottleneck(s))",
+                    g(hi),
+                    rest.len()
+                ));
+            }
+        }
+        if lines.is_empty() {
+            continue;
+        }
+        if out.is_empty() {
+            out += "\nthresholds:\n";
+        }
+        out += &format!("  {} ({}):\n", t.name, m.name());
+        for l in lines {
+            out += &format!("    {l}\n");
         }
     }
     out

@@ -9,9 +9,10 @@ use crate::config::check_suite::{Suite, Test, TestKind};
 use crate::config::hostlist;
 use crate::config::model::{Inventory, NicId};
 use crate::exec::{Cancel, StepCommands, Transport};
+use crate::plan::capacity::Share;
 use crate::plan::{render::pattern_name, Plan, Step};
 use crate::report::events::*;
-use crate::score::threshold::{judge, median, resolve};
+use crate::score::threshold::{judge, median, resolve, resolve_fair};
 use crate::score::{Counts, Verdict};
 use crate::workload::measure::{self, Measurement};
 use crate::workload::ports::Ports;
@@ -187,11 +188,19 @@ struct Pending {
     duration_s: f64,
     line: Option<f64>,
     place: Option<String>,
+    /// The step's fair share, when the test's thresholds are relative to it
+    /// (the lowest, if the component runs in several rounds).
+    share: Option<Share>,
 }
 
 fn verdict_for(test: &Test, component: &str, p: Pending) -> VerdictRecord {
     let metric = test.metric;
-    let threshold = resolve(&test.expect, p.line);
+    let threshold = match (&test.expect.fair_share, p.share, metric) {
+        (Some(fs), Some(share), Some(m)) => {
+            resolve_fair(&test.expect, fs, share.value, share.cross_spine, m.unit())
+        }
+        _ => resolve(&test.expect, p.line),
+    };
     let value = median(&p.values);
     let (verdict, message) = if let Some(f) = p.failures.iter().find(|f| f.class == "fabric") {
         (Verdict::Fail, format!("{} ({})", f.message, f.kind))
@@ -493,6 +502,9 @@ impl Engine<'_> {
                 })
                 .collect();
             let mut pending: HashMap<String, Pending> = HashMap::new();
+            // Cross-spine steps as a percentage of their fair share, for the
+            // test's distribution verdict.
+            let mut spread: Vec<(String, f64)> = Vec::new();
             for (ri, round) in tp.rounds.iter().enumerate() {
                 for rep in 0..test.repeat {
                     if *cancel.borrow() {
@@ -519,9 +531,18 @@ impl Engine<'_> {
                         .await;
                     let mut records = Vec::new();
                     for (sample, line, place) in r.samples {
+                        let share = tp
+                            .capacity
+                            .as_ref()
+                            .and_then(|c| c.shares.get(ri)?.get(sample.step).copied());
                         let p = pending.entry(sample.component.clone()).or_default();
                         p.line = line;
                         p.place = place;
+                        if let Some(s) = share {
+                            if p.share.is_none_or(|old| s.value < old.value) {
+                                p.share = Some(s);
+                            }
+                        }
                         p.values.extend(sample.value);
                         p.failures.extend(sample.failure.clone());
                         p.evidence.extend(sample.raw.clone());
@@ -557,7 +578,13 @@ impl Engine<'_> {
                 };
                 for comp in &due {
                     if let Some(p) = pending.remove(comp) {
+                        let cross = p.share.filter(|s| s.cross_spine && s.value > 0.0);
                         let mut v = verdict_for(test, comp, p);
+                        if let (Some(s), Some(value), true) =
+                            (cross, v.value, v.verdict != Verdict::Error)
+                        {
+                            spread.push((comp.clone(), 100.0 * value / s.value));
+                        }
                         if interrupted {
                             v.message.push_str(
                                 " (run interrupted: judged on the samples that finished)",
@@ -570,6 +597,16 @@ impl Engine<'_> {
                     break 'tests;
                 }
             }
+            if let Some(cs) = test
+                .expect
+                .fair_share
+                .as_ref()
+                .and_then(|f| f.cross_spine.as_ref())
+            {
+                if let Some(v) = spread_verdict(test, &spread, cs) {
+                    judged(v, sinks);
+                }
+            }
         }
         Outcome {
             counts,
@@ -577,6 +614,38 @@ impl Engine<'_> {
             interrupted,
         }
     }
+}
+
+/// The distribution verdict of a test's cross-spine steps; its component
+/// is `cross-spine steps`, its value the median percentage of fair share.
+fn spread_verdict(
+    test: &Test,
+    pcts: &[(String, f64)],
+    cs: &crate::config::suite::CrossSpineExpect,
+) -> Option<VerdictRecord> {
+    let s = crate::score::spread::judge(pcts, cs)?;
+    Some(VerdictRecord {
+        test: test.name.clone(),
+        kind: test.kind.label().into(),
+        component: "cross-spine steps".into(),
+        verdict: s.verdict,
+        metric: Some("pct_of_fair_share".into()),
+        value: Some((s.median_pct * 100.0).round() / 100.0),
+        unit: Some("%".into()),
+        threshold: crate::score::threshold::Resolved {
+            min: Some(cs.median_pct),
+            basis: Some(format!(
+                "median of {} steps; p{} at least {}%",
+                s.steps, cs.quantile, cs.quantile_min_pct
+            )),
+            ..Default::default()
+        },
+        samples: Vec::new(),
+        message: s.message,
+        evidence: Vec::new(),
+        duration_s: 0.0,
+        series: Vec::new(),
+    })
 }
 
 /// A verdict record for a test that was not run.

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::suite::{Expect, Metric};
+use crate::config::suite::{Expect, FairShareExpect, Metric};
 
 use super::Verdict;
 
@@ -48,6 +48,48 @@ pub fn resolve(e: &Expect, line_gbps: Option<f64>) -> Resolved {
         }
         if let Some(p) = e.warn_pct_of_line_rate {
             r.warn_min = max_opt(r.warn_min, Some(line * p / 100.0));
+        }
+    }
+    r
+}
+
+/// Resolves `expect.fair_share` against a step's fair share (`share`, in
+/// the metric's unit, from the plan's capacity model). A cross-spine step
+/// of a test with an ECMP allowance is held to its floor only; its test's
+/// distribution is judged on its own (`score::spread`). Absolute `min`/`max`
+/// written beside it still apply.
+pub fn resolve_fair(
+    e: &Expect,
+    fs: &FairShareExpect,
+    share: f64,
+    cross_spine: bool,
+    unit: &str,
+) -> Resolved {
+    let mut r = Resolved {
+        min: e.min,
+        max: e.max,
+        warn_min: e.warn_min,
+        warn_max: e.warn_max,
+        basis: None,
+    };
+    let at = |p: f64| share * p / 100.0;
+    match (&fs.cross_spine, cross_spine) {
+        (Some(cs), true) => {
+            r.min = max_opt(r.min, Some(at(cs.floor_pct)));
+            r.basis = Some(format!(
+                "floor {}% of {} {unit} fair share, cross-spine",
+                cs.floor_pct,
+                fmt(share)
+            ));
+        }
+        _ => {
+            r.min = max_opt(r.min, Some(at(fs.min_pct)));
+            r.warn_min = max_opt(r.warn_min, fs.warn_pct.map(at));
+            r.basis = Some(format!(
+                "{}% of {} {unit} fair share",
+                fs.min_pct,
+                fmt(share)
+            ));
         }
     }
     r
