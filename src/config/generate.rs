@@ -167,7 +167,7 @@ pub fn generate(shape: &PodShape) -> Result<InventoryFile, String> {
                 nccl: Some("2.21.5".into()),
                 perftest: Some("24.07.0".into()),
             },
-            blast_radius: BlastRadius::default(),
+            blast_radius: blast_radius(shape),
         },
         transport: shape.transport.clone(),
         nodes: vec![NodeGroup {
@@ -181,14 +181,45 @@ pub fn generate(shape: &PodShape) -> Result<InventoryFile, String> {
     })
 }
 
+/// The fault policy of a rail-optimised pod: a leaf reset isolates exactly
+/// that leaf's NICs (one per node it serves), which is what the pod's own
+/// acceptance must be able to test; nothing more. With one rail that
+/// isolates whole nodes, and with one leaf per rail it takes the rail dark:
+/// both follow from the design, so both are allowed only there.
+fn blast_radius(shape: &PodShape) -> BlastRadius {
+    let one_leaf = shape.nodes_per_leaf.min(shape.nodes);
+    let d = BlastRadius::default();
+    BlastRadius {
+        max_isolated_nics: d.max_isolated_nics.max(one_leaf),
+        max_isolated_nodes: if shape.rails == 1 {
+            d.max_isolated_nodes.max(one_leaf)
+        } else {
+            d.max_isolated_nodes
+        },
+        allow_rail_dark: shape.nodes <= shape.nodes_per_leaf,
+    }
+}
+
 /// The generated inventory as commented YAML.
 pub fn to_yaml(shape: &PodShape, inv: &InventoryFile) -> Result<String, String> {
     let body = serde_yaml::to_string(inv).map_err(|e| e.to_string())?;
     let leaves = shape.nodes.div_ceil(shape.nodes_per_leaf) * shape.rails;
     Ok(format!(
         "# Rail-optimised pod written by `rocegate inventory generate`:\n\
-         # {} nodes x {} rails x {}G, {} nodes per leaf, {} leaves, {} spines.\n{body}",
-        shape.nodes, shape.rails, shape.speed_gbps, shape.nodes_per_leaf, leaves, shape.spines
+         # {} nodes x {} rails x {}G, {} nodes per leaf, {} leaves, {} spines.\n\
+         # fabric.blast_radius lets a fault isolate one leaf's NICs (what a leaf\n\
+         # reset does here){}; tighten it if this pod must never lose that much.\n{body}",
+        shape.nodes,
+        shape.rails,
+        shape.speed_gbps,
+        shape.nodes_per_leaf,
+        leaves,
+        shape.spines,
+        if shape.nodes <= shape.nodes_per_leaf {
+            ", and a rail to go dark (one leaf per rail)"
+        } else {
+            ""
+        }
     ))
 }
 
