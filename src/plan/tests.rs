@@ -146,7 +146,10 @@ fn narrowing_and_caps() {
 
 #[test]
 fn leaf_reset_isolates_its_nics_and_the_limit_refuses_it() {
-    let inv = pod(64, 2);
+    let mut inv = pod(64, 2);
+    // The generator allows one leaf's NICs (32); this pod allows half.
+    assert_eq!(inv.fabric.blast_radius.max_isolated_nics, 32);
+    inv.fabric.blast_radius.max_isolated_nics = 16;
     let s = suite(
         &inv,
         "  - name: bw\n    perftest: {tool: ib_write_bw, size: 1M, duration: 30s}\n    pattern: rail-pairs\n\

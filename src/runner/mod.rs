@@ -173,10 +173,21 @@ fn measure(
         .unwrap_or(crate::config::suite::Metric::BwAvgGbps);
     match &test.kind {
         TestKind::Perftest(_) => measure::perftest_step(cmds, outs, metric, link_gbps),
-        TestKind::Nccl(n) => measure::nccl_step(cmds, outs, metric, n.max_bytes.0),
+        TestKind::Nccl(n) => {
+            measure::nccl_step(cmds, outs, metric, swept_to(cmds).unwrap_or(n.max_bytes.0))
+        }
         TestKind::Iperf(_) => measure::iperf_step(cmds, outs, link_gbps),
         _ => Measurement::default(),
     }
+}
+
+/// The largest size the step's nccl-tests command sweeps to (`-e`): the
+/// suite's `max_bytes`, or a recovery series' lowered size.
+fn swept_to(cmds: &StepCommands) -> Option<u64> {
+    cmds.invocations.iter().find_map(|inv| {
+        let at = inv.argv.iter().position(|a| a == "-e")?;
+        crate::config::units::parse_size(inv.argv.get(at + 1)?).ok()
+    })
 }
 
 /// Samples gathered for one component until its verdict.

@@ -74,11 +74,26 @@ pub fn nccl_env(
 /// A collective run as a time series: `-N <cycles>` (nccl-tests'
 /// `--run_cycles`, "run & print each cycle"; `TimeTest` in src/common.cu
 /// wraps the size loop in `do { … } while (--repeat)`) at one size (`-b X
-/// -e X`), so every cycle prints one result row for the largest size.
+/// -e X`), so every cycle prints one result row for that size: the
+/// sweep's largest, lowered until a cycle is short enough to resolve a
+/// recovery ([`SERIES_CYCLE_S`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Series {
     pub cycles: u64,
+    /// The one message size every cycle runs (`-b` = `-e`).
+    pub bytes: u64,
 }
+
+/// The longest a cycle of a recovery series should take at line rate: a
+/// recovery is read to the end of the first good cycle, so the cycle is
+/// the resolution, and it must stay well under the seconds-scale limits a
+/// suite sets (`recovers_within: 5s`). At 8 GiB a cycle takes about 1 s
+/// on 8 x 400G but 4 s on 2 x 400G: the size is lowered for fewer rails.
+const SERIES_CYCLE_S: f64 = 0.5;
+
+/// Below this the collective is latency-bound and stops being a network
+/// measurement; the series never goes under it.
+const SERIES_MIN_BYTES: u64 = 64 << 20;
 
 /// The series for a fault test: enough cycles of `iters` operations at
 /// `max_bytes` to last `cover_s` at the rails' line rate, but never more
@@ -110,26 +125,37 @@ pub fn series_for(
     } else {
         1.0
     };
-    let cycle_s = 2.0 * f64::from(spec.iters.max(1)) * spec.max_bytes.0 as f64 * factor
-        / (line_gbs.max(1.0) * 1e9);
+    let cycle = |bytes: u64| {
+        2.0 * f64::from(spec.iters.max(1)) * bytes as f64 * factor / (line_gbs.max(1.0) * 1e9)
+    };
+    // The largest size whose cycle fits the resolution, halving from the
+    // sweep's largest and never under the latency-bound floor (nor under
+    // the sweep's own smallest size).
+    let floor = SERIES_MIN_BYTES.max(spec.min_bytes.0).min(spec.max_bytes.0);
+    let mut bytes = spec.max_bytes.0;
+    while cycle(bytes) > SERIES_CYCLE_S && bytes / 2 >= floor {
+        bytes /= 2;
+    }
+    let cycle_s = cycle(bytes);
     // Long enough to cover `cover_s`, never more than half the timeout.
     let target = cover_s.min(test.timeout.as_secs_f64() / 2.0);
     Series {
         cycles: ((target / cycle_s.max(1e-6)).ceil() as u64).clamp(2, 1000),
+        bytes,
     }
 }
 
 pub fn tool_args(spec: &NcclSpec, series: Option<Series>) -> Vec<String> {
-    let min = match series {
-        Some(_) => spec.max_bytes.0,
-        None => spec.min_bytes.0,
+    let (min, max) = match series {
+        Some(s) => (s.bytes, s.bytes),
+        None => (spec.min_bytes.0, spec.max_bytes.0),
     };
     let mut a: Vec<String> = vec![
         spec.tool.binary().into(),
         "-b".into(),
         format_size(min),
         "-e".into(),
-        format_size(spec.max_bytes.0),
+        format_size(max),
         "-f".into(),
         spec.step_factor.to_string(),
         "-g".into(),
@@ -350,8 +376,24 @@ nodes:
         // Series mode: one size, -N cycles.
         let series = series_for(t, spec, &inv, &[0, 1], &[0, 1], 60.0);
         assert!(series.cycles >= 2, "{series:?}");
-        let step =
-            collective_step(t, spec, &inv, &[0, 1], &[0, 1], Some(Series { cycles: 40 })).unwrap();
+        // Two 400G NICs: 1 GiB takes 0.86 s a cycle (20 iterations, both
+        // placements, 2x for all_reduce), over the 0.5 s resolution, so the
+        // series halves it once.
+        assert_eq!(series.bytes, 512 << 20, "{series:?}");
+        let one_rail = series_for(t, spec, &inv, &[0, 1], &[0], 60.0);
+        assert_eq!(one_rail.bytes, 256 << 20, "{one_rail:?}");
+        let step = collective_step(
+            t,
+            spec,
+            &inv,
+            &[0, 1],
+            &[0, 1],
+            Some(Series {
+                cycles: 40,
+                bytes: spec.max_bytes.0,
+            }),
+        )
+        .unwrap();
         assert!(
             step.invocations[0]
                 .argv
