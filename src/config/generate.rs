@@ -148,18 +148,7 @@ pub fn generate(shape: &PodShape) -> Result<InventoryFile, String> {
             name: shape.name.clone(),
             environment: shape.environment,
             rails: shape.rails,
-            roce: RoceProfile {
-                pfc_priority: 3,
-                cnp_priority: 6,
-                dscp_roce: 26,
-                dscp_cnp: 48,
-                dcqcn: true,
-                ecn: Some(EcnThresholds {
-                    min_kb: 150,
-                    max_kb: 1500,
-                }),
-                mtu: shape.mtu,
-            },
+            roce: RoceProfile::nvidia_default(shape.mtu),
             versions: Versions {
                 nic_firmware: Some("28.39.1002".into()),
                 driver: Some("mlx5_core 24.10-1.1.4".into()),

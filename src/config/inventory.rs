@@ -68,6 +68,27 @@ fn default_cnp_priority() -> u8 {
     6
 }
 
+impl RoceProfile {
+    /// The lossless profile of NVIDIA's documentation: RoCE on priority 3
+    /// with DSCP 26, CNPs on 6 with DSCP 48, DCQCN with ECN marking from
+    /// 150 KB to 1500 KB. What generated and imported inventories start
+    /// from; their headers say to check it.
+    pub fn nvidia_default(mtu: u32) -> Self {
+        RoceProfile {
+            pfc_priority: 3,
+            cnp_priority: 6,
+            dscp_roce: 26,
+            dscp_cnp: 48,
+            dcqcn: true,
+            ecn: Some(EcnThresholds {
+                min_kb: 150,
+                max_kb: 1500,
+            }),
+            mtu,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EcnThresholds {

@@ -280,21 +280,7 @@ pub fn compute(test: &Test, inv: &Inventory, rounds: &[Round]) -> TestCapacity {
                 }
                 // A ring per rail in the collective's node order.
                 Step::Collective(c) => {
-                    for &r in &c.rails {
-                        let ring: Vec<NicId> = c
-                            .nodes
-                            .iter()
-                            .filter_map(|&n| {
-                                inv.nodes[n]
-                                    .nics
-                                    .iter()
-                                    .copied()
-                                    .find(|&x| inv.nics[x].rail == r)
-                            })
-                            .collect();
-                        if ring.len() < 2 {
-                            continue;
-                        }
+                    for ring in c.rings(inv) {
                         for k in 0..ring.len() {
                             add(ring[k], ring[(k + 1) % ring.len()]);
                         }

@@ -60,22 +60,9 @@ fn flows(inv: &Inventory, step: &Step, mut f: impl FnMut(NicId, NicId)) {
         Step::Incast(i) => i.senders.iter().for_each(|&s| f(s, i.receiver)),
         Step::Collective(c) => {
             // Ring per rail: each node sends to the next.
-            for &r in &c.rails {
-                let nics: Vec<NicId> = c
-                    .nodes
-                    .iter()
-                    .filter_map(|&n| {
-                        inv.nodes[n]
-                            .nics
-                            .iter()
-                            .copied()
-                            .find(|&x| inv.nics[x].rail == r)
-                    })
-                    .collect();
-                if nics.len() > 1 {
-                    for i in 0..nics.len() {
-                        f(nics[i], nics[(i + 1) % nics.len()]);
-                    }
+            for nics in c.rings(inv) {
+                for i in 0..nics.len() {
+                    f(nics[i], nics[(i + 1) % nics.len()]);
                 }
             }
         }

@@ -27,6 +27,28 @@ pub struct Collective {
     pub rails: Vec<u32>,
 }
 
+impl Collective {
+    /// The ring on each rail, as NCCL's Ring runs it here: the nodes' NICs
+    /// on that rail in node order (each sends to the next, the last to the
+    /// first). Rails where fewer than two nodes have a NIC have no ring.
+    pub fn rings<'a>(&'a self, inv: &'a Inventory) -> impl Iterator<Item = Vec<NicId>> + 'a {
+        self.rails.iter().filter_map(move |&r| {
+            let ring: Vec<NicId> = self
+                .nodes
+                .iter()
+                .filter_map(|&n| {
+                    inv.nodes[n]
+                        .nics
+                        .iter()
+                        .copied()
+                        .find(|&x| inv.nics[x].rail == r)
+                })
+                .collect();
+            (ring.len() > 1).then_some(ring)
+        })
+    }
+}
+
 impl Step {
     /// Every NIC the step uses.
     pub fn nics<'a>(&'a self, inv: &'a Inventory) -> Box<dyn Iterator<Item = NicId> + 'a> {

@@ -12,8 +12,8 @@ pub mod slurm;
 use super::diag::{escaped, quote};
 use super::hostlist;
 use super::inventory::{
-    BlastRadius, EcnThresholds, Environment, FabricSpec, InventoryFile, NodeGroup, RoceProfile,
-    SshSpec, TransportSpec, Versions,
+    BlastRadius, Environment, FabricSpec, InventoryFile, NodeGroup, RoceProfile, SshSpec,
+    TransportSpec, Versions,
 };
 use super::names::{is_address, is_path_name, ADDRESS_RULE, PATH_NAME_RULE};
 use super::units::Span;
@@ -44,24 +44,6 @@ pub struct ImportedHost {
 pub struct Imported {
     pub hosts: Vec<ImportedHost>,
     pub notes: Vec<String>,
-}
-
-/// The RoCE profile written into a skeleton: the lossless defaults in
-/// NVIDIA's documentation (RoCE on priority 3 with DSCP 26, CNPs on 6 with
-/// DSCP 48, ECN from 150 KB to 1500 KB). The header says to check them.
-fn default_roce() -> RoceProfile {
-    RoceProfile {
-        pfc_priority: 3,
-        cnp_priority: 6,
-        dscp_roce: 26,
-        dscp_cnp: 48,
-        dcqcn: true,
-        ecn: Some(EcnThresholds {
-            min_kb: 150,
-            max_kb: 1500,
-        }),
-        mtu: 4096,
-    }
 }
 
 /// Node groups for hosts with their management addresses: consecutive
@@ -247,7 +229,7 @@ pub fn skeleton(
             name: name.to_string(),
             environment: Environment::Production,
             rails: 1,
-            roce: default_roce(),
+            roce: RoceProfile::nvidia_default(4096),
             versions: Versions::default(),
             blast_radius: BlastRadius::default(),
         },
