@@ -191,34 +191,6 @@ fn port_name(n: &LldpNeighbor) -> Option<String> {
         .map(str::to_string)
 }
 
-/// The switch driver a leaf's LLDP system description suggests.
-fn driver_from(descr: Option<&str>) -> Option<SwitchDriver> {
-    let d = descr?.to_ascii_lowercase();
-    if d.contains("cumulus") {
-        Some(SwitchDriver::Cumulus)
-    } else if d.contains("sonic") {
-        Some(SwitchDriver::Sonic)
-    } else if d.contains("arista") || d.contains(" eos") {
-        Some(SwitchDriver::Eos)
-    } else if d.contains("nx-os") || d.contains("nexus") {
-        Some(SwitchDriver::Nxos)
-    } else if d.contains("linux") {
-        Some(SwitchDriver::Linux)
-    } else {
-        None
-    }
-}
-
-fn driver_name(d: SwitchDriver) -> &'static str {
-    match d {
-        SwitchDriver::Eos => "eos",
-        SwitchDriver::Nxos => "nxos",
-        SwitchDriver::Sonic => "sonic",
-        SwitchDriver::Cumulus => "cumulus",
-        SwitchDriver::Linux => "linux",
-    }
-}
-
 /// The NICs of one host, in PCI order, or why the host stops discover.
 fn host_nics(
     node: usize,
@@ -512,11 +484,11 @@ pub fn build(
     }
     for (leaf, (n, leaf_rails)) in &new_leaves {
         let descr = n.and_then(|n| n.chassis_descr.as_deref());
-        let driver = driver_from(descr);
+        let driver = descr.and_then(SwitchDriver::from_lldp_description);
         unverified.push(match driver {
             Some(d) => format!(
                 "leaf {leaf}: driver {} inferred from its LLDP description {}; add credentials if the driver needs them",
-                driver_name(d),
+                d.name(),
                 quote(descr.unwrap_or(""))
             ),
             None => format!(
@@ -758,21 +730,21 @@ nodes:\n  - hosts: gpu[001-002]\n    address: 10.0.0.[1-2]\n    nics: []\n";
         assert_eq!(port_name(&n("92:d0:32:17:f3:6d", None)), None);
         assert_eq!(port_name(&n("$(reboot)", Some("a b"))), None);
         assert_eq!(
-            driver_from(Some("Arista Networks EOS version 4.31")),
+            SwitchDriver::from_lldp_description("Arista Networks EOS version 4.31"),
             Some(SwitchDriver::Eos)
         );
         assert_eq!(
-            driver_from(Some("SONiC Software Version: SONiC.202311")),
+            SwitchDriver::from_lldp_description("SONiC Software Version: SONiC.202311"),
             Some(SwitchDriver::Sonic)
         );
         assert_eq!(
-            driver_from(Some("Debian GNU/Linux 12 (bookworm) Linux 6.1.0")),
+            SwitchDriver::from_lldp_description("Debian GNU/Linux 12 (bookworm) Linux 6.1.0"),
             Some(SwitchDriver::Linux)
         );
         assert_eq!(
-            driver_from(Some("Cisco Nexus Operating System (NX-OS) Software")),
+            SwitchDriver::from_lldp_description("Cisco Nexus Operating System (NX-OS) Software"),
             Some(SwitchDriver::Nxos)
         );
-        assert_eq!(driver_from(Some("JUNOS")), None);
+        assert_eq!(SwitchDriver::from_lldp_description("JUNOS"), None);
     }
 }
