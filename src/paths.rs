@@ -20,16 +20,10 @@ pub struct Escape {
 
 impl fmt::Display for Escape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let shown: String = self.rel.chars().take(80).collect();
-        let more = if shown.len() < self.rel.len() {
-            "…"
-        } else {
-            ""
-        };
         write!(
             f,
-            "refused path \"{}{more}\": {}",
-            shown.escape_debug(),
+            "refused path {}: {}",
+            crate::config::diag::quote(&self.rel),
             self.why
         )
     }
