@@ -3,9 +3,7 @@
 //! Ansible's own reader is needed, and writes the skeleton. The parsing
 //! itself is `config::import`; this is the I/O around it.
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::cli::ImportArgs;
@@ -155,17 +153,19 @@ fn ansible_json(file: &str) -> Result<String, AppError> {
 /// loads them) cannot run, and a file neither plugin reads is an error
 /// instead of Ansible's warning and an empty inventory.
 fn run_ansible_inventory(file: &str) -> Result<String, AppError> {
-    let mut child = Command::new("ansible-inventory")
-        .args(["-i", file, "--list"])
+    // duct captures both pipes on its own threads, so a large inventory
+    // cannot fill one and stall the other.
+    let handle = duct::cmd("ansible-inventory", ["-i", file, "--list"])
         .env("ANSIBLE_INVENTORY_ENABLED", "ini,yaml")
         .env("ANSIBLE_INVENTORY_UNPARSED_FAILED", "true")
         .env("ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED", "true")
         .env("ANSIBLE_NOCOLOR", "1")
         .env("ANSIBLE_DEPRECATION_WARNINGS", "false")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+        .stdin_null()
+        .stdout_capture()
+        .stderr_capture()
+        .unchecked()
+        .start()
         .map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 AppError::Input(format!(
@@ -175,36 +175,12 @@ fn run_ansible_inventory(file: &str) -> Result<String, AppError> {
                 AppError::Input(format!("{file}: cannot run ansible-inventory: {e}"))
             }
         })?;
-    // Both pipes are drained on their own threads so a large inventory
-    // cannot fill one and stall the other.
-    let drain = |r: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(mut r) = r {
-                let _ = r.read_to_end(&mut buf);
-            }
-            buf
-        })
-    };
-    let out = drain(
-        child
-            .stdout
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-    );
-    let err = drain(
-        child
-            .stderr
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-    );
     let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break s,
+    let out = loop {
+        match handle.try_wait() {
+            Ok(Some(out)) => break out.clone(),
             Ok(None) if start.elapsed() > ANSIBLE_TIMEOUT => {
-                let _ = child.kill();
-                let _ = child.wait();
+                let _ = handle.kill();
                 return Err(AppError::Input(format!(
                     "{file}: ansible-inventory did not finish in {} s",
                     ANSIBLE_TIMEOUT.as_secs()
@@ -214,8 +190,9 @@ fn run_ansible_inventory(file: &str) -> Result<String, AppError> {
             Err(e) => return Err(AppError::Input(format!("{file}: ansible-inventory: {e}"))),
         }
     };
-    let stdout = String::from_utf8_lossy(&out.join().unwrap_or_default()).into_owned();
-    let stderr = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
+    let status = out.status;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if !status.success() {
         let tail = crate::workload::text::excerpt(stderr.trim(), 600);
         let why = if stderr.contains("vault") || stderr.contains("Vault") {
