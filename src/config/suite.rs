@@ -33,6 +33,24 @@ pub struct SuiteMeta {
 pub struct Gate {
     #[serde(default = "default_fail_on")]
     pub fail_on: Vec<VerdictName>,
+    /// How a check that no source could answer counts: `pass`, `warn`
+    /// (the default) or `fail`. Never silent: the verdict says which
+    /// commands were tried.
+    #[serde(default = "default_not_available")]
+    pub not_available: VerdictName,
+    /// Checks (`nic.firmware`, `switch.pfc`, or a prefix such as `optics`)
+    /// that must be answered: not available then fails.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub require: Vec<String>,
+    /// Checks (or prefixes) that are recorded and shown but never gate, for
+    /// a rule being introduced: their verdict is `pass` and its message
+    /// carries what the check saw.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub observe_only: Vec<String>,
+}
+
+fn default_not_available() -> VerdictName {
+    VerdictName::Warn
 }
 
 fn default_fail_on() -> Vec<VerdictName> {
@@ -43,6 +61,9 @@ impl Default for Gate {
     fn default() -> Self {
         Gate {
             fail_on: default_fail_on(),
+            not_available: default_not_available(),
+            require: Vec::new(),
+            observe_only: Vec::new(),
         }
     }
 }

@@ -17,6 +17,9 @@ pub enum Record {
     Counters(CounterRecord),
     /// One host's preflight answer, before the first test.
     Preflight(crate::exec::preflight::HostReport),
+    /// One audit or counter observation about one component, before
+    /// judgement (`score::findings` turns findings into verdicts).
+    Finding(Finding),
     RunFinished(RunFinished),
 }
 
@@ -30,6 +33,79 @@ pub struct CounterRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub snapshot: crate::counters::Snapshot,
+}
+
+/// What one check saw on one component. Audit checks (configuration,
+/// optics, cabling) and counter rules produce findings; the check has
+/// already compared what it read with what was expected (the inventory's
+/// profile and versions, the majority of its peers), and `score::findings`
+/// decides what each outcome means for the gate (`gate.not_available`,
+/// `gate.require`, observe-only rules).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The test it belongs to: the audit test, or the traffic test whose
+    /// round a counter window covered.
+    pub test: String,
+    /// Dotted check name: `nic.firmware`, `nic.pfc`, `switch.ecn`,
+    /// `cabling.swap`, `optics.rx_power`, `counters.lossless_drops`.
+    pub check: String,
+    /// Where it was seen, in inventory names: `gpu015:mlx5_0`,
+    /// `r5-leaf1:swp3`, `r5-leaf1`, or a cable `gpu012:mlx5_2 <-> r2-leaf1:swp12`.
+    pub component: String,
+    /// The node or switch the reads ran on.
+    pub host: String,
+    pub outcome: Outcome,
+    /// What was read, as text a person compares (`28.37.1014`, `3,4`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed: Option<String>,
+    /// What the inventory, profile or peers say it should be.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+    /// One sentence for a person: what is wrong (or why it could not be
+    /// read) and the numbers.
+    pub message: String,
+    /// The commands tried, in order (for `not_available`: every one of them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<String>,
+    /// Whether the check needs root on its host.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub needs_root: bool,
+    /// Where in the test it was seen (counter windows); `None` for the audit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<usize>,
+    /// Raw outputs it was read from, relative to the run directory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<String>,
+}
+
+/// What a check concluded about one component.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// As expected.
+    Ok,
+    /// Not as expected, but not clearly wrong (a firmware tie with no
+    /// majority, a value near its limit).
+    Warning,
+    /// Not as expected: the component is misconfigured or misbehaving.
+    Deviation,
+    /// No source could answer (tool missing, counter absent, needs root);
+    /// the message names the commands tried.
+    NotAvailable,
+    /// The read failed (host unreachable, output damaged).
+    Error,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Warning => "warning",
+            Outcome::Deviation => "deviation",
+            Outcome::NotAvailable => "not available",
+            Outcome::Error => "error",
+        }
+    }
 }
 
 /// The run's `run_started` record, if the log has one.

@@ -41,7 +41,10 @@ fn gate_of(records: &[Record]) -> Gate {
             serde_json::from_value::<VerdictName>(serde_json::Value::String(n.clone())).ok()
         })
         .collect();
-    Gate { fail_on }
+    Gate {
+        fail_on,
+        ..Gate::default()
+    }
 }
 
 fn evidence_text(run_dir: &Path, v: &VerdictRecord) -> String {
