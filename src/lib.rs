@@ -6,6 +6,7 @@
 //! emulated fabric; only `exec` talks to it.
 
 pub mod app;
+pub mod audit;
 pub mod cli;
 pub mod config;
 pub mod counters;
@@ -21,4 +22,5 @@ pub mod report;
 pub mod rng;
 pub mod runner;
 pub mod score;
+pub mod switch;
 pub mod workload;

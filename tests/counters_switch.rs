@@ -1,14 +1,17 @@
 //! The `linux` switch parsers (mlxsw `ethtool -S`, `ip -j link`, `dcb pfc`,
 //! `tc qdisc`) on every real output in `tests/fixtures/switch_linux/`, and
 //! on garbage and truncated text, where they must answer `Ok` or `Err` and
-//! never panic.
+//! never panic; and the `linux` platform's configuration read
+//! (`ethtool` link settings included) on the same garbage.
 
 use proptest::prelude::*;
 
-use rocegate::counters::switch_linux::{
+use rocegate::counters::Canonical;
+use rocegate::switch::linux::config::parse_ethtool_link;
+use rocegate::switch::linux::counters::{
     parse_dcb_pfc, parse_ethtool_stats, parse_ip_link_json, parse_tc_qdisc,
 };
-use rocegate::counters::Canonical;
+use rocegate::switch::{linux::Linux, Answer, Platform};
 
 fn fixture(name: &str) -> String {
     let path = format!(
@@ -98,6 +101,17 @@ fn run_all(text: &str) {
     let _ = parse_ip_link_json(text);
     let _ = parse_dcb_pfc(text);
     let _ = parse_tc_qdisc(text);
+    let _ = parse_ethtool_link(text);
+    // The audit's configuration read, every answer this text.
+    let ports = vec!["swp1".to_string()];
+    let answers = vec![
+        Answer {
+            exit: Some(0),
+            text: text.to_string()
+        };
+        5
+    ];
+    let _ = Linux.parse_config("leaf1", &ports, &answers);
 }
 
 #[test]
@@ -120,6 +134,8 @@ proptest! {
         lines in proptest::collection::vec(
             prop_oneof![
                 Just("NIC statistics:".to_string()),
+                Just("Settings for swp1:".to_string()),
+                "\t(Speed|Link detected|Duplex): ([0-9]{0,7}Mb/s|yes|no|Unknown!)?",
                 "     [a-z_]{1,30}_[0-9]{1,3}: [0-9]{0,25}",
                 "qdisc (red|ets|prio|htb) [0-9a-f]{0,3}:? (root|parent [0-9a-f]{0,2}:[0-9a-f]{0,3}) (offloaded )?(limit|min|max|probability|ewma|Plog)? ?[0-9eE+.-]{0,8}(b|Kb|Mb|Gb)?",
                 "  marked [0-9]{0,21} early -?[0-9]{0,3} pdrop [0-9]{0,3} other",

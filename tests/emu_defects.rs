@@ -11,9 +11,10 @@ use std::path::Path;
 
 use assert_cmd::Command;
 use rocegate::config::hostlist;
-use rocegate::counters::{host, switch_linux};
+use rocegate::counters::host;
 use rocegate::exec::emulated::EmulatedTransport;
 use rocegate::exec::{Invocation, Role, StepCommands, Transport};
+use rocegate::switch::linux::counters as switch_linux;
 
 const NODES: u32 = 16;
 const RAILS: u32 = 8;

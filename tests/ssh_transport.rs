@@ -272,7 +272,7 @@ async fn timed_commands_start_at_their_offset() {
 /// once without another connect attempt.
 #[tokio::test(flavor = "multi_thread")]
 async fn preflight_reads_a_live_host_and_marks_a_dead_one() {
-    use rocegate::exec::preflight::{self, Target};
+    use rocegate::audit::preflight::{self, Target};
     let s = need_server!();
     let t = transport(&s, "user");
     let target = |host: &str| Target {
@@ -281,6 +281,7 @@ async fn preflight_reads_a_live_host_and_marks_a_dead_one() {
         required: ["iperf3".to_string(), "rocegate-no-such-tool".to_string()]
             .into_iter()
             .collect(),
+        looks_for: preflight::node_tools(),
         devices: Vec::new(),
         netdevs: vec!["lo".into()],
     };

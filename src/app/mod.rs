@@ -269,13 +269,13 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
     // installed, and the GID index of NICs set to `discover`.
     let mut inv = i.inventory.clone();
     let preflight = if remote::has_hosts(&inv) {
-        let targets = crate::exec::preflight::targets(&inv, &i.suite, &p);
-        let reports = rt.block_on(crate::exec::preflight::run(
+        let targets = crate::audit::preflight::targets(&inv, &i.suite, &p);
+        let reports = rt.block_on(crate::audit::preflight::run(
             transport.as_ref(),
             &targets,
             cancel_rx.clone(),
         ));
-        crate::exec::preflight::resolve_gids(&mut inv, &reports);
+        crate::audit::preflight::resolve_gids(&mut inv, &reports);
         reports
     } else {
         Vec::new()

@@ -5,11 +5,11 @@
 
 use std::time::{Duration, Instant};
 
+use crate::audit::preflight::{self, HostReport};
 use crate::cli::{ExecArgs, PreflightArgs};
 use crate::config::inventory::TransportSpec;
 use crate::config::model::Inventory;
 use crate::config::units::parse_duration;
-use crate::exec::preflight::{self, HostReport};
 use crate::exec::{Invocation, Role, StepCommands, Transport};
 use crate::exit::{AppError, GATE_FAILED, PASS};
 use crate::inputs;

@@ -316,6 +316,8 @@ pub enum SwitchRole {
     Spine,
 }
 
+/// The platform a switch runs; what each one can do lives in
+/// [`crate::switch`], with its `name()`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SwitchDriver {
@@ -324,39 +326,6 @@ pub enum SwitchDriver {
     Sonic,
     Cumulus,
     Linux,
-}
-
-impl SwitchDriver {
-    /// The name an inventory writes (`driver: eos`).
-    pub fn name(self) -> &'static str {
-        match self {
-            SwitchDriver::Eos => "eos",
-            SwitchDriver::Nxos => "nxos",
-            SwitchDriver::Sonic => "sonic",
-            SwitchDriver::Cumulus => "cumulus",
-            SwitchDriver::Linux => "linux",
-        }
-    }
-
-    /// The platform an LLDP system description names, if any. A guess for
-    /// `inventory discover` to mark unverified; it belongs with each
-    /// platform once they have one home.
-    pub fn from_lldp_description(descr: &str) -> Option<Self> {
-        let d = descr.to_ascii_lowercase();
-        if d.contains("cumulus") {
-            Some(SwitchDriver::Cumulus)
-        } else if d.contains("sonic") {
-            Some(SwitchDriver::Sonic)
-        } else if d.contains("arista") || d.contains(" eos") {
-            Some(SwitchDriver::Eos)
-        } else if d.contains("nx-os") || d.contains("nexus") {
-            Some(SwitchDriver::Nxos)
-        } else if d.contains("linux") {
-            Some(SwitchDriver::Linux)
-        } else {
-            None
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]

@@ -18,7 +18,6 @@ use serde::{Deserialize, Serialize};
 
 pub mod delta;
 pub mod host;
-pub mod switch_linux;
 
 /// The canonical counter names. Per-priority and per-queue counters carry the
 /// priority or queue in [`Reading`], not in the name.

@@ -399,9 +399,9 @@ pub fn tc_qdisc(cfg: &PortConfig, c: &PortCounters) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counters::switch_linux as parse;
     use crate::counters::{Canonical, Reading};
     use crate::emu::state::PrioCounters;
+    use crate::switch::linux::counters as parse;
 
     fn cfg() -> PortConfig {
         let mut ecn = [None; 8];

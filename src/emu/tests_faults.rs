@@ -6,8 +6,9 @@ use std::time::Duration;
 use super::testutil::pod;
 use super::Emulator;
 use crate::config::inventory::Defect;
-use crate::counters::{host, switch_linux, Canonical, Reading};
+use crate::counters::{host, Canonical, Reading};
 use crate::exec::types::{ExecFailure, Invocation, InvocationOutput, Role, StepCommands};
+use crate::switch::linux::counters as switch_linux;
 
 fn at(host: &str, line: &str, role: Role, secs: f64) -> Invocation {
     Invocation {

@@ -1,6 +1,6 @@
 //! Discover: one composed command per host that reads what an inventory
 //! says about a node's NICs. It runs the preflight's RDMA reading (devices,
-//! ports, link layers, GID tables; [`super::preflight::RDMA_SYSFS`]) and
+//! ports, link layers, GID tables; [`crate::audit::preflight::RDMA_SYSFS`]) and
 //! adds each device's PCI address, NUMA node, netdevs and port rates, every
 //! netdev's state and speed, and the LLDP neighbours lldpd has heard
 //! (`lldpcli -f json show neighbors`). What a NIC, rail or link should be
@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::preflight::{self, HostReport, Target, RDMA_SYSFS};
 use super::transport::{Cancel, Transport};
 use super::types::{ExecFailure, Invocation, InvocationOutput, Role, StepCommands};
+use crate::audit::preflight::{self, HostReport, Target, RDMA_SYSFS};
 use crate::counters::host::{parse_lldpctl_json, LldpNeighbor};
 
 /// How long one host's discovery may take, connection included.
@@ -128,6 +128,7 @@ pub fn parse(host: &str, out: &InvocationOutput) -> Findings {
         host: host.to_string(),
         switch: false,
         required: Default::default(),
+        looks_for: Vec::new(),
         devices: Vec::new(),
         netdevs: Vec::new(),
     };

@@ -11,7 +11,6 @@ pub mod compose;
 pub mod discover;
 pub mod emulated;
 pub mod local;
-pub mod preflight;
 pub mod ssh;
 pub mod stream;
 pub mod transport;

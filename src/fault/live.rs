@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use super::driver::State;
 use super::journal::{self, Journal, Opened};
 use super::{command, shell, Target};
 use crate::config::check_suite::Fault;
 use crate::exec::{Cancel, InvocationOutput, StepCommands, Transport};
+use crate::switch::fault::State;
 
 /// How long the device's own dead-man waits past the planned outage.
 pub const DEADMAN_MARGIN: Duration = Duration::from_secs(60);

@@ -14,13 +14,12 @@ use crate::config::model::{End, Inventory, SwitchId};
 use crate::config::suite::LeafResetMode;
 use crate::exec::{Invocation, Role, StepCommands};
 
-pub mod driver;
 pub mod journal;
 pub mod live;
 pub mod lock;
 pub mod recovery;
 
-use driver::{Action, Driver};
+use crate::switch::fault::{Action, Driver};
 
 /// How long one fault command may take before it counts as hung.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
@@ -71,7 +70,9 @@ pub fn name(inv: &Inventory, f: &Fault) -> String {
 pub fn target(inv: &Inventory, f: &Fault) -> Result<Target, String> {
     let switch = |s: SwitchId| -> Result<(String, &'static dyn Driver), String> {
         let sw = &inv.switches[s];
-        let d = driver::for_switch(sw.driver).map_err(|e| format!("switch {}: {e}", sw.name))?;
+        let d = crate::switch::platform(sw.driver)
+            .map_err(|e| format!("switch {}: {e}", sw.name))?
+            .faults();
         Ok((sw.name.clone(), d))
     };
     Ok(match &f.action {
@@ -81,7 +82,7 @@ pub fn target(inv: &Inventory, f: &Fault) -> Result<Target, String> {
                     let nic = &inv.nics[*n];
                     (
                         inv.nodes[nic.node].name.clone(),
-                        driver::for_node(),
+                        crate::switch::for_node().faults(),
                         nic.netdev.clone(),
                     )
                 }

@@ -16,7 +16,7 @@ pub enum Record {
     Verdict(VerdictRecord),
     Counters(CounterRecord),
     /// One host's preflight answer, before the first test.
-    Preflight(crate::exec::preflight::HostReport),
+    Preflight(crate::audit::preflight::HostReport),
     /// One audit or counter observation about one component, before
     /// judgement (`score::findings` turns findings into verdicts).
     Finding(Finding),

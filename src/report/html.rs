@@ -189,7 +189,7 @@ pub fn render(records: &[Record], run_dir: &Path) -> String {
         );
     }
     // The hosts, as the preflight found them: problems listed, the ready counted.
-    let pre: Vec<&crate::exec::preflight::HostReport> = records
+    let pre: Vec<&crate::audit::preflight::HostReport> = records
         .iter()
         .filter_map(|r| match r {
             Record::Preflight(p) => Some(p),
@@ -399,7 +399,7 @@ mod tests {
     #[test]
     fn preflight_problems_are_listed_and_ready_hosts_counted() {
         let host = |name: &str, problems: &[&str]| {
-            Record::Preflight(crate::exec::preflight::HostReport {
+            Record::Preflight(crate::audit::preflight::HostReport {
                 host: name.into(),
                 reachable: problems.is_empty(),
                 problems: problems.iter().map(|p| p.to_string()).collect(),

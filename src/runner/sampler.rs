@@ -1,67 +1,65 @@
 //! The minimal counters sampler: reads `ethtool -S` and the RDMA sysfs
-//! counters of every NIC a round uses (and `ethtool -S`, `ip -s -s -j link`
-//! and `tc -s -d qdisc` of the leaf port in front of each, on `linux` switches) at a fixed interval inside the round,
-//! through the transport like any command, and parses what comes back with
-//! the same parsers a real pod's output goes through.
+//! counters of every NIC a round uses (and the counters of the leaf port in
+//! front of each, as its switch platform reads them: [`crate::switch`]) at a
+//! fixed interval inside the round, through the transport like any command,
+//! and parses what comes back with the same parsers a real pod's output goes
+//! through.
 
 use std::time::Duration;
 
 use crate::config::check_suite::Test;
-use crate::config::inventory::SwitchDriver;
 use crate::config::model::{Inventory, NicId};
-use crate::counters::{host, switch_linux, Snapshot};
+use crate::counters::{host, Snapshot};
 use crate::exec::compose::{compose, split};
 use crate::exec::{Invocation, InvocationOutput, Role, StepCommands};
 use crate::plan::Step;
 use crate::report::events::CounterRecord;
+use crate::switch::{self, Answer, Platform, Query};
 
 /// Reads per device at most, whatever the interval.
 const MAX_SAMPLES: u32 = 1000;
 const READ_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Which parser reads an output.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 enum Source {
     NicStats,
     NicSysfs,
-    PortStats,
-    PortLink,
-    PortQdisc,
+    /// A switch port's counter read, built and parsed by its platform.
+    Port(&'static dyn Platform, Query),
 }
 
 impl Source {
-    /// The source for a sampler command line, by its tool.
-    fn of(argv: &[String], switch: bool) -> Source {
-        match (argv.first().map(String::as_str), switch) {
-            (Some("grep"), _) => Source::NicSysfs,
-            (Some("ip"), _) => Source::PortLink,
-            (Some("tc"), _) => Source::PortQdisc,
-            (_, true) => Source::PortStats,
-            (_, false) => Source::NicStats,
+    /// The source for a node's sampler command line, by its tool.
+    fn of(argv: &[String]) -> Source {
+        match argv.first().map(String::as_str) {
+            Some("grep") => Source::NicSysfs,
+            _ => Source::NicStats,
         }
     }
 
-    fn label(self) -> &'static str {
+    fn label(&self) -> &'static str {
         match self {
-            Source::NicStats | Source::PortStats => "ethtool -S",
+            Source::NicStats => "ethtool -S",
             Source::NicSysfs => "sysfs",
-            Source::PortLink => "ip -s -s -j link",
-            Source::PortQdisc => "tc -s -d qdisc",
+            Source::Port(p, q) => p.counter_source(q),
         }
     }
 
     fn parse(
-        self,
+        &self,
         text: &str,
     ) -> Result<Vec<crate::counters::Reading>, crate::counters::ParseError> {
         match self {
             Source::NicStats => host::parse_ethtool_stats(text),
             Source::NicSysfs => host::parse_sysfs_counters(text).map(|(_, r)| r),
-            Source::PortStats => switch_linux::parse_ethtool_stats(text),
-            Source::PortLink => switch_linux::parse_ip_link_json(text)
-                .map(|links| links.into_iter().flat_map(|l| l.readings).collect()),
-            Source::PortQdisc => switch_linux::parse_tc_qdisc(text)
-                .map(|bands| bands.iter().flat_map(|b| b.readings()).collect()),
+            Source::Port(p, q) => p.parse_counters(
+                q,
+                &Answer {
+                    exit: Some(0),
+                    text: text.to_string(),
+                },
+            ),
         }
     }
 }
@@ -87,13 +85,13 @@ pub fn plan(inv: &Inventory, test: &Test, round: &[Step]) -> Option<SamplerPlan>
     let mut nics: Vec<NicId> = round.iter().flat_map(|s| s.nics(inv)).collect();
     nics.sort_unstable();
     nics.dedup();
-    // (source, host, device, argv)
+    // (source, host, device, argv): a switch's argv stays inside its Source.
     let mut targets: Vec<(Source, String, String, Vec<String>)> = Vec::new();
     for &n in &nics {
         let nic = &inv.nics[n];
         let node = &inv.nodes[nic.node].name;
         for argv in host::sample_argv(&nic.netdev, &nic.device) {
-            let src = Source::of(&argv, false);
+            let src = Source::of(&argv);
             let dev = match src {
                 Source::NicSysfs => nic.device.clone(),
                 _ => nic.netdev.clone(),
@@ -101,10 +99,17 @@ pub fn plan(inv: &Inventory, test: &Test, round: &[Step]) -> Option<SamplerPlan>
             targets.push((src, node.clone(), dev, argv));
         }
         if let Some((s, port)) = inv.nic_leaf(n) {
-            if inv.switches[s].driver == SwitchDriver::Linux {
-                for argv in switch_linux::sample_argv(port) {
-                    let src = Source::of(&argv, true);
-                    targets.push((src, inv.switches[s].name.clone(), port.to_string(), argv));
+            // A platform not built yet is not sampled (faults on it are
+            // refused at plan time; counters are simply not read).
+            if let Ok(p) = switch::platform(inv.switches[s].driver) {
+                for q in p.counter_queries(port) {
+                    let src = Source::Port(p, q);
+                    targets.push((
+                        src,
+                        inv.switches[s].name.clone(),
+                        port.to_string(),
+                        Vec::new(),
+                    ));
                 }
             }
         }
@@ -130,13 +135,25 @@ pub fn plan(inv: &Inventory, test: &Test, round: &[Step]) -> Option<SamplerPlan>
     for k in 0..samples {
         let at = from + every * k;
         for (host, what, argvs) in &hosts {
-            invocations.push(Invocation {
-                host: host.clone(),
-                argv: compose(argvs),
-                env: Vec::new(),
-                role: Role::Probe,
-                timeout: READ_TIMEOUT,
-                at,
+            // A switch's reads go as its platform asks them, in one round trip.
+            let queries: Vec<Query> = what
+                .iter()
+                .filter_map(|(s, _)| match s {
+                    Source::Port(_, q) => Some(q.clone()),
+                    _ => None,
+                })
+                .collect();
+            invocations.push(if queries.len() == what.len() {
+                switch::invocation(host, &queries, READ_TIMEOUT, at)
+            } else {
+                Invocation {
+                    host: host.clone(),
+                    argv: compose(argvs),
+                    env: Vec::new(),
+                    role: Role::Probe,
+                    timeout: READ_TIMEOUT,
+                    at,
+                }
             });
             reads.push((host.clone(), what.clone()));
         }
@@ -158,7 +175,24 @@ impl SamplerPlan {
     ) -> Vec<CounterRecord> {
         let mut recs = Vec::new();
         for ((host, what), o) in self.reads.iter().zip(outs) {
-            let parts = split(&o.stdout, what.len());
+            let queries: Vec<Query> = what
+                .iter()
+                .filter_map(|(s, _)| match s {
+                    Source::Port(_, q) => Some(q.clone()),
+                    _ => None,
+                })
+                .collect();
+            let parts: Vec<Answer> = if queries.len() == what.len() {
+                switch::answers(&queries, o)
+            } else {
+                split(&o.stdout, what.len())
+                    .into_iter()
+                    .map(|p| Answer {
+                        exit: p.exit,
+                        text: p.text,
+                    })
+                    .collect()
+            };
             for ((src, device), part) in what.iter().zip(parts) {
                 let source = src.label();
                 let (readings, error) = match (&o.failure, part.exit) {

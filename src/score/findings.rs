@@ -162,7 +162,9 @@ mod tests {
         assert_eq!(v[0].verdict, Verdict::Fail);
         assert!(v[0].message.contains("nic.pfc deviation"));
         assert!(v[0].message.contains("nic.dcqcn not available"));
-        assert!(v[0].message.contains("tried: dcb pfc show dev rdma0; mlnx_qos -i rdma0"));
+        assert!(v[0]
+            .message
+            .contains("tried: dcb pfc show dev rdma0; mlnx_qos -i rdma0"));
         assert_eq!(v[1].verdict, Verdict::Pass);
         assert!(v[1].message.contains("1 check(s) as expected"));
     }

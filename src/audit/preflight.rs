@@ -12,12 +12,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use super::transport::{Cancel, Transport};
-use super::types::{ExecFailure, Invocation, InvocationOutput, Role, StepCommands};
 use crate::config::check_suite::{Suite, TestKind};
-use crate::config::inventory::{GidIndex, SwitchDriver};
+use crate::config::inventory::GidIndex;
 use crate::config::model::Inventory;
 use crate::counters::host::GidEntry;
+use crate::exec::{
+    Cancel, ExecFailure, Invocation, InvocationOutput, Role, StepCommands, Transport,
+};
 use crate::plan::Plan;
 
 /// Tools whose presence a node reports, whether or not the suite needs them.
@@ -37,8 +38,11 @@ const NODE_TOOLS: [&str; 14] = [
     "numactl",
     "all_reduce_perf",
 ];
-/// Tools a switch running Linux (Cumulus, SONiC, the lab) reports.
-const SWITCH_TOOLS: [&str; 6] = ["ip", "ethtool", "tc", "dcb", "vtysh", "lldpctl"];
+/// [`NODE_TOOLS`], as a [`Target`] holds them.
+pub fn node_tools() -> Vec<String> {
+    NODE_TOOLS.iter().map(|t| t.to_string()).collect()
+}
+
 /// A clock further off than this (beyond the measurement's own uncertainty)
 /// makes counter and log timestamps across hosts misleading.
 pub const MAX_SKEW_S: f64 = 1.0;
@@ -105,6 +109,9 @@ pub struct Target {
     pub switch: bool,
     /// Tools the suite needs on this host.
     pub required: BTreeSet<String>,
+    /// Tools whose presence the host reports whether or not the suite needs
+    /// them: [`node_tools`] on a node, its platform's on a switch.
+    pub looks_for: Vec<String>,
     /// RDMA devices the inventory puts on this host (nodes only).
     pub devices: Vec<String>,
     pub netdevs: Vec<String>,
@@ -206,6 +213,7 @@ pub fn targets(inv: &Inventory, suite: &Suite, plan: &Plan) -> Vec<Target> {
                 host: node.name.clone(),
                 switch: false,
                 required,
+                looks_for: node_tools(),
                 devices: node
                     .nics
                     .iter()
@@ -219,15 +227,20 @@ pub fn targets(inv: &Inventory, suite: &Suite, plan: &Plan) -> Vec<Target> {
             }
         })
         .collect();
-    for s in inv
-        .switches
-        .iter()
-        .filter(|s| s.driver == SwitchDriver::Linux)
-    {
+    // Switches reached by command lines answer the same script, looking for
+    // their platform's tools; an HTTPS platform is asked through its API.
+    for s in &inv.switches {
+        let Ok(p) = crate::switch::platform(s.driver) else {
+            continue;
+        };
+        if !p.reached_by_argv() {
+            continue;
+        }
         out.push(Target {
             host: s.name.clone(),
             switch: true,
             required: BTreeSet::new(),
+            looks_for: p.tools().iter().map(|t| t.to_string()).collect(),
             devices: Vec::new(),
             netdevs: Vec::new(),
         });
@@ -242,8 +255,7 @@ pub fn targets(inv: &Inventory, suite: &Suite, plan: &Plan) -> Vec<Target> {
 
 /// The one command that asks a host everything.
 pub fn invocation(t: &Target) -> Invocation {
-    let tools: &[&str] = if t.switch { &SWITCH_TOOLS } else { &NODE_TOOLS };
-    let mut names: BTreeSet<String> = tools.iter().map(|s| s.to_string()).collect();
+    let mut names: BTreeSet<String> = t.looks_for.iter().cloned().collect();
     names.extend(t.required.iter().cloned());
     let mut argv: Vec<String> = vec![
         "sh".into(),
@@ -528,6 +540,7 @@ mod tests {
             host: "gpu001".into(),
             switch: false,
             required: ["ib_write_bw".to_string()].into_iter().collect(),
+            looks_for: node_tools(),
             devices: vec!["mlx5_0".into(), "mlx5_1".into()],
             netdevs: vec!["ens1f0np0".into(), "ens2f0np0".into()],
         }
@@ -664,6 +677,7 @@ mod tests {
             host: "localhost".into(),
             switch: false,
             required: ["rocegate-no-such-tool".to_string()].into_iter().collect(),
+            looks_for: node_tools(),
             devices: Vec::new(),
             netdevs: vec!["lo".into(), "rocegate-none0".into()],
         };

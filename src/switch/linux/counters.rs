@@ -23,7 +23,7 @@
 
 use serde::Deserialize;
 
-use super::{Canonical, ParseError, Reading};
+use crate::counters::{value as counter_value, Canonical, ParseError, Reading};
 
 /// mlxsw maps qdisc band `b` of a root `prio` or `ets` to traffic class
 /// `7 - b` (`MLXSW_SP_PRIO_BAND_TO_TCLASS` in `spectrum_qdisc.c`); band `b`
@@ -173,7 +173,7 @@ pub fn parse_ethtool_stats(text: &str) -> Result<Vec<Reading>, ParseError> {
                 ),
             )
         })?;
-        let value = super::value(TOOL, &format!("line {} ({})", i + 1, name.trim()), value)?;
+        let value = counter_value(TOOL, &format!("line {} ({})", i + 1, name.trim()), value)?;
         if let Some(r) = ethtool_reading(name.trim(), value) {
             out.push(r);
         }
@@ -486,7 +486,7 @@ fn counter_tok(name: &str, tok: Option<&str>) -> Result<Option<u64>, ParseError>
     if !crate::plausible::looks_numeric(t) {
         return Ok(None);
     }
-    super::value("tc qdisc show", name, t).map(Some)
+    counter_value("tc qdisc show", name, t).map(Some)
 }
 
 #[derive(Default)]

@@ -1,0 +1,138 @@
+//! Faults on a switch (or a node's NICs): how one device is changed by a fault, how the change is
+//! undone, and how the device itself is told to undo it should rocegate die.
+//!
+//! Every platform answers the same questions, in this order:
+//! 1. **Prior state** ([`Driver::read_prior`], [`Driver::parse_prior`]): what
+//!    the device looks like now. A fault only starts from a healthy state
+//!    (every port it takes down administratively up, the routing daemons
+//!    running); anything else is someone else's work and is refused.
+//! 2. **Dead-man switch** (armed by [`Driver::change`]'s apply): armed on the device before the
+//!    change, so that a controller killed mid-fault cannot leave a port
+//!    down. `linux` leaves a detached timer that runs the undo; EOS opens a
+//!    configuration session and applies it with `commit timer`, which rolls
+//!    back unless confirmed; Cumulus NVUE applies with `nv config apply
+//!    --confirm <secs>`; NX-API uses a checkpoint with `rollback` on
+//!    timeout; SONiC has none, so its undo relies on the journal alone.
+//! 3. **Apply and undo** ([`Driver::change`]): the undo
+//!    restores the prior state, disarms the dead-man, and is idempotent: it
+//!    is safe when the change never happened and safe to send twice, which
+//!    is what `rocegate recover` relies on.
+//! 4. **Settled** ([`Driver::read_prior`] again, [`Driver::settled`]): links
+//!    up and routing sessions established again, timed after the undo.
+//!
+//! The types and the trait live here; each platform implements [`Driver`]
+//! in its own module (`linux/fault.rs`) and hands it out through
+//! [`super::Platform::faults`]. The journal of what was sent stays in
+//! `crate::fault`. Only `linux` (a Linux box used as a switch: `ip link`,
+//! FRR; also every GPU node's own NICs) is built; the others are designed
+//! above and refused at plan time with [`super::NotBuilt`].
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// What a fault does to one device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// These ports (switch ports, or a node's netdevs) administratively down.
+    PortsDown(Vec<String>),
+    /// The routing daemons stopped.
+    RoutingStop,
+    /// The device restarted. `linux` reboots a systemd box (it comes back by
+    /// itself); on a box without systemd (a lab namespace) it takes every
+    /// port down and stops routing, then restores both.
+    Reload { ports: Vec<String> },
+}
+
+/// How routing daemons are stopped and started on a Linux box.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Init {
+    /// `systemctl stop|start frr`.
+    #[default]
+    Systemd,
+    /// `/usr/lib/frr/frrinit.sh stop|start` (no systemd: containers, the lab).
+    Frrinit,
+}
+
+/// One port as read: administratively up, and carrier (operstate up).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortState {
+    pub name: String,
+    pub admin_up: bool,
+    pub oper_up: bool,
+}
+
+/// The device before the change (and, read again, after the undo).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct State {
+    pub init: Init,
+    pub ports: Vec<PortState>,
+    /// BGP neighbours and whether each is Established; `None` when no
+    /// routing daemon answered.
+    pub bgp: Option<Vec<(String, bool)>>,
+}
+
+impl State {
+    /// One line for the journal and messages.
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.ports.is_empty() {
+            let up = self.ports.iter().filter(|p| p.admin_up).count();
+            parts.push(format!(
+                "{} admin up {up}/{}",
+                self.ports
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                self.ports.len()
+            ));
+        }
+        match &self.bgp {
+            Some(peers) => parts.push(format!(
+                "bgp {}/{} established",
+                peers.iter().filter(|p| p.1).count(),
+                peers.len()
+            )),
+            None => parts.push("no routing daemon answering".into()),
+        }
+        parts.join("; ")
+    }
+}
+
+/// Commands for one device, in the order they run. Shell text, because
+/// the dead-man switch has to detach from the session that armed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub apply: String,
+    pub undo: String,
+    /// Whether the apply arms a dead-man switch (and refuses to change
+    /// anything when it cannot).
+    pub armed: bool,
+    /// The apply reboots the device: its connection drops, which is the
+    /// change succeeding, and the device comes back by itself.
+    pub reboots: bool,
+}
+
+pub trait Driver: Sync {
+    fn platform(&self) -> &'static str;
+    /// Commands the device must have for `action` (the preflight checks).
+    fn needs(&self, action: &Action) -> Vec<&'static str>;
+    /// One command printing the state `action` will change.
+    fn read_prior(&self, action: &Action) -> Vec<String>;
+    fn parse_prior(&self, action: &Action, text: &str) -> Result<State, String>;
+    /// Refuses a change from anything but a healthy state.
+    fn check_prior(&self, action: &Action, prior: &State) -> Result<(), String>;
+    /// The change and its undo. With `deadman = Some((id, after))`, the
+    /// apply arms a switch on the device that runs the undo after `after`
+    /// unless the undo (which disarms it) came first.
+    fn change(&self, action: &Action, prior: &State, deadman: Option<(&str, Duration)>) -> Change;
+    /// Whether the device is back to `prior`: every port it had up is up
+    /// with carrier, every session it had established is established.
+    fn settled(&self, prior: &State, now: &State) -> bool;
+    /// The plain commands of a change, one per action, for a model of the
+    /// fabric that reads command lines one by one (the emulator): no
+    /// dead-man, systemd.
+    fn plain(&self, action: &Action) -> (Vec<Vec<String>>, Vec<Vec<String>>);
+}
