@@ -64,6 +64,17 @@ impl Source {
     }
 }
 
+/// A switch's queries, when every part of a host's read is one (the host
+/// is a switch).
+fn switch_queries(what: &[(Source, String)]) -> Option<Vec<Query>> {
+    what.iter()
+        .map(|(s, _)| match s {
+            Source::Port(_, q) => Some(q.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The sampler's step for one round, and what each invocation reads.
 pub struct SamplerPlan {
     pub step: StepCommands,
@@ -136,14 +147,7 @@ pub fn plan(inv: &Inventory, test: &Test, round: &[Step]) -> Option<SamplerPlan>
         let at = from + every * k;
         for (host, what, argvs) in &hosts {
             // A switch's reads go as its platform asks them, in one round trip.
-            let queries: Vec<Query> = what
-                .iter()
-                .filter_map(|(s, _)| match s {
-                    Source::Port(_, q) => Some(q.clone()),
-                    _ => None,
-                })
-                .collect();
-            invocations.push(if queries.len() == what.len() {
+            invocations.push(if let Some(queries) = switch_queries(what) {
                 switch::invocation(host, &queries, READ_TIMEOUT, at)
             } else {
                 Invocation {
@@ -175,14 +179,7 @@ impl SamplerPlan {
     ) -> Vec<CounterRecord> {
         let mut recs = Vec::new();
         for ((host, what), o) in self.reads.iter().zip(outs) {
-            let queries: Vec<Query> = what
-                .iter()
-                .filter_map(|(s, _)| match s {
-                    Source::Port(_, q) => Some(q.clone()),
-                    _ => None,
-                })
-                .collect();
-            let parts: Vec<Answer> = if queries.len() == what.len() {
+            let parts: Vec<Answer> = if let Some(queries) = switch_queries(what) {
                 switch::answers(&queries, o)
             } else {
                 split(&o.stdout, what.len())

@@ -184,8 +184,10 @@ mod tests {
 
     #[test]
     fn observe_only_never_gates_but_says_what_it_saw() {
-        let mut gate = Gate::default();
-        gate.observe_only = vec!["counters.ecmp_balance".into()];
+        let gate = Gate {
+            observe_only: vec!["counters.ecmp_balance".into()],
+            ..Default::default()
+        };
         let d = f("counters.ecmp_balance", "r0-leaf1", Outcome::Deviation);
         assert_eq!(verdict_of(&gate, &d), Verdict::Pass);
         let v = verdicts(&gate, "perftest", &[d]);
