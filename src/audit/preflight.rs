@@ -188,7 +188,7 @@ pub fn targets(inv: &Inventory, suite: &Suite, plan: &Plan) -> Vec<Target> {
                     faulted
                         .entry(t.host.clone())
                         .or_default()
-                        .extend(t.driver.needs(&t.action).iter().map(|s| s.to_string()));
+                        .extend(t.driver().needs(&t.action).iter().map(|s| s.to_string()));
                     if let Some(&n) = inv.node_by_name.get(&t.host) {
                         nodes.entry(n).or_default();
                     }

@@ -17,8 +17,6 @@ use crate::config::check_suite::Fault;
 use crate::exec::{Cancel, InvocationOutput, StepCommands, Transport};
 use crate::switch::fault::State;
 
-/// How long the device's own dead-man waits past the planned outage.
-pub const DEADMAN_MARGIN: Duration = Duration::from_secs(60);
 /// How long to watch a device come back after the undo.
 pub const SETTLE_LIMIT: Duration = Duration::from_secs(90);
 const SETTLE_POLL: Duration = Duration::from_millis(500);
@@ -141,11 +139,15 @@ pub fn why(o: &InvocationOutput) -> String {
 
 /// Reads the device's state for `target`.
 pub async fn read_state(transport: &dyn Transport, t: &Target) -> Result<State, String> {
-    let o = once(transport, command(&t.host, t.driver.read_prior(&t.action))).await;
+    let o = once(
+        transport,
+        command(&t.host, t.driver().read_prior(&t.action)),
+    )
+    .await;
     if !ok(&o) {
         return Err(format!("{}: reading its state failed: {}", t.host, why(&o)));
     }
-    t.driver
+    t.driver()
         .parse_prior(&t.action, &o.stdout)
         .map_err(|e| format!("{}: {e}", t.host))
 }
@@ -153,7 +155,7 @@ pub async fn read_state(transport: &dyn Transport, t: &Target) -> Result<State, 
 /// The prior state, refused unless healthy.
 pub async fn prepare(transport: &dyn Transport, t: &Target) -> Result<State, String> {
     let prior = read_state(transport, t).await?;
-    t.driver
+    t.driver()
         .check_prior(&t.action, &prior)
         .map_err(|e| format!("{}: {e}", t.host))?;
     Ok(prior)
@@ -246,8 +248,12 @@ pub async fn run(
                 break;
             }
         }
-        let deadman = f.duration + DEADMAN_MARGIN;
-        let change = t.driver.change(&t.action, prior, Some((&rep.id, deadman)));
+        // The device's own dead-man waits past the planned outage by its
+        // platform's delay.
+        let deadman = f.duration + t.platform.needs().deadman_delay;
+        let change = t
+            .driver()
+            .change(&t.action, prior, Some((&rep.id, deadman)));
         let undo_argv = vec!["sh".to_string(), "-c".to_string(), change.undo.clone()];
         let opened = Opened {
             id: rep.id.clone(),
@@ -326,7 +332,7 @@ async fn settle(
     let mut last = String::from("not read yet");
     while start.elapsed() < SETTLE_LIMIT {
         match read_state(transport, t).await {
-            Ok(now) if t.driver.settled(prior, &now) => return Ok(start.elapsed().as_secs_f64()),
+            Ok(now) if t.driver().settled(prior, &now) => return Ok(start.elapsed().as_secs_f64()),
             Ok(now) => last = now.summary(),
             Err(e) => last = e,
         }

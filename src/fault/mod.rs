@@ -20,17 +20,25 @@ pub mod lock;
 pub mod recovery;
 
 use crate::switch::fault::{Action, Driver};
+use crate::switch::Platform;
 
 /// How long one fault command may take before it counts as hung.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// One device a fault changes, with its driver.
+/// One device a fault changes, with its platform.
 pub struct Target {
     pub host: String,
-    pub driver: &'static dyn Driver,
+    pub platform: &'static dyn Platform,
     pub action: Action,
     /// For messages and the journal, e.g. `leaf1: swp31, swp32 down`.
     pub what: String,
+}
+
+impl Target {
+    /// How the platform changes and undoes this fault.
+    pub fn driver(&self) -> &'static dyn Driver {
+        self.platform.faults()
+    }
 }
 
 /// Start of each repetition: `pace` apart, or the outage and as long again.
@@ -68,21 +76,20 @@ pub fn name(inv: &Inventory, f: &Fault) -> String {
 
 /// The device the fault changes and how, or why it cannot be sent.
 pub fn target(inv: &Inventory, f: &Fault) -> Result<Target, String> {
-    let switch = |s: SwitchId| -> Result<(String, &'static dyn Driver), String> {
+    let switch = |s: SwitchId| -> Result<(String, &'static dyn Platform), String> {
         let sw = &inv.switches[s];
-        let d = crate::switch::platform(sw.driver)
-            .map_err(|e| format!("switch {}: {e}", sw.name))?
-            .faults();
-        Ok((sw.name.clone(), d))
+        let p =
+            crate::switch::platform(sw.driver).map_err(|e| format!("switch {}: {e}", sw.name))?;
+        Ok((sw.name.clone(), p))
     };
     Ok(match &f.action {
         FaultAction::LinkFlap { end, .. } => {
-            let (host, driver, dev) = match end {
+            let (host, platform, dev) = match end {
                 End::Nic(n) => {
                     let nic = &inv.nics[*n];
                     (
                         inv.nodes[nic.node].name.clone(),
-                        crate::switch::for_node().faults(),
+                        crate::switch::for_node(),
                         nic.netdev.clone(),
                     )
                 }
@@ -94,12 +101,12 @@ pub fn target(inv: &Inventory, f: &Fault) -> Result<Target, String> {
             Target {
                 what: format!("{host}: {dev} down"),
                 host,
-                driver,
+                platform,
                 action: Action::PortsDown(vec![dev]),
             }
         }
         FaultAction::LeafReset { switch: s, mode } => {
-            let (host, driver) = switch(*s)?;
+            let (host, platform) = switch(*s)?;
             let p = ports(inv, *s);
             let (action, what) = match mode {
                 LeafResetMode::PortsDown => (
@@ -113,7 +120,7 @@ pub fn target(inv: &Inventory, f: &Fault) -> Result<Target, String> {
             };
             Target {
                 host,
-                driver,
+                platform,
                 action,
                 what,
             }
@@ -146,7 +153,7 @@ pub fn shell(host: &str, script: &str) -> Invocation {
 /// from the start of the workload's round, every down followed by its up.
 pub fn emulated_step(inv: &Inventory, f: &Fault) -> Result<StepCommands, String> {
     let t = target(inv, f)?;
-    let (apply, undo) = t.driver.plain(&t.action);
+    let (apply, undo) = t.driver().plain(&t.action);
     let mut invocations = Vec::new();
     for at in starts(f) {
         invocations.extend(apply.iter().map(|a| invocation(&t.host, a.clone(), at)));

@@ -40,7 +40,9 @@ impl Platform for Linux {
             root_for_faults: true,
             // mlxsw reads PPCNT from the hardware at every `ethtool -S`.
             counter_interval: Duration::ZERO,
-            deadman_delay: Duration::from_secs(30),
+            // Past the planned outage: long enough for a slow undo over a
+            // loaded management network to win the race with the timer.
+            deadman_delay: Duration::from_secs(60),
         }
     }
 
