@@ -115,6 +115,10 @@ pub struct Change {
     pub reboots: bool,
 }
 
+/// How one platform changes a device for a fault and undoes it; reached
+/// through [`super::Platform::faults`]. Shell text rather than [`super::Query`]s
+/// because the dead-man must detach from the session that armed it; an HTTPS
+/// platform's change is its API's own timer (EOS `commit timer`).
 pub trait Driver: Sync {
     fn platform(&self) -> &'static str;
     /// Commands the device must have for `action` (the preflight checks).
