@@ -21,4 +21,5 @@ pub mod report;
 pub mod rng;
 pub mod runner;
 pub mod score;
+pub mod switch;
 pub mod workload;
