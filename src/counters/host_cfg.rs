@@ -248,8 +248,8 @@ fn words(v: &str) -> Vec<String> {
         .collect()
 }
 
-/// Reads plain `ethtool DEV`; a `Settings for DEV:` line or a `Link
-/// detected:` line is required.
+/// Reads plain `ethtool DEV` (or a `grep` of it); a `Settings for DEV:`,
+/// `Speed:` or `Link detected:` line is required.
 pub fn parse_ethtool_link(text: &str) -> Result<LinkSettings, ParseError> {
     const TOOL: &str = "ethtool";
     let mut s = LinkSettings::default();
@@ -266,6 +266,7 @@ pub fn parse_ethtool_link(text: &str) -> Result<LinkSettings, ParseError> {
                 seen = true;
             }
             "Speed" => {
+                seen = true;
                 s.speed_mbps = match v.strip_suffix("Mb/s") {
                     Some(n) => Some(n.parse().map_err(|_| err(TOOL, format!("Speed: `{v}` is not NMb/s")))?),
                     None if v.starts_with("Unknown") => None,
@@ -290,7 +291,7 @@ pub fn parse_ethtool_link(text: &str) -> Result<LinkSettings, ParseError> {
         }
     }
     if !seen {
-        return Err(err(TOOL, format!("no \"Settings for DEV:\" or \"Link detected:\" line in {}", first_line(text))));
+        return Err(err(TOOL, format!("no \"Settings for DEV:\", \"Speed:\" or \"Link detected:\" line in {}", first_line(text))));
     }
     Ok(s)
 }

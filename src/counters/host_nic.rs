@@ -109,6 +109,30 @@ fn bnxt(name: &str, v: u64) -> Option<Reading> {
     None
 }
 
+/// One `rdma statistic` / `hw_counters` name of irdma (`irdma_hw_stat_names`
+/// in the kernel's `irdma/verbs.c`) or bnxt_re (`bnxt_re_stat_descs` in
+/// `bnxt_re/hw_counters.c`), for the names mlx5 does not share. irdma's
+/// gen3 names hold spaces (`RNR sent`) and cannot be read from the
+/// one-line `rdma statistic` form, so they are not listed.
+pub fn rdma_counter(name: &str, v: u64) -> Option<Reading> {
+    use Canonical::*;
+    let c = match name {
+        // irdma
+        "cnpSent" => CnpSent,
+        "cnpHandled" => CnpHandled,
+        "RxECNMrkd" => EcnMarked,
+        // bnxt_re
+        "tx_cnp_pkts" => CnpSent,
+        "rx_cnp_pkts" => CnpHandled,
+        "rx_ecn_marked_pkts" => EcnMarked,
+        "to_retransmits" => Retransmits,
+        "seq_err_naks_rcvd" => PacketSeqErr,
+        "rx_out_of_buffer" => Drops,
+        _ => return None,
+    };
+    Some(reading(c, name, None, v))
+}
+
 /// Which driver's names an `ethtool -S` listing uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -176,6 +200,18 @@ mod tests {
         assert_eq!(d, Driver::Ice);
         assert_eq!(rs.len(), 2);
         assert_eq!((rs[1].canonical, rs[1].priority, rs[1].value), (Canonical::PfcPauseRx, Some(3), 7));
+    }
+
+    #[test]
+    fn irdma_and_bnxt_re_rdma_statistic() {
+        let out = crate::counters::host::parse_rdma_statistic(
+            "link irdma1/1 cnpSent 4 cnpHandled 5 RxECNMrkd 6 RxUDP 9\nlink bnxt_re0/1 tx_cnp_pkts 7 rx_ecn_marked_pkts 8\n",
+        )
+        .unwrap();
+        let irdma: Vec<_> = out[0].1.iter().map(|r| (r.canonical, r.value)).collect();
+        assert_eq!(irdma, vec![(Canonical::CnpSent, 4), (Canonical::CnpHandled, 5), (Canonical::EcnMarked, 6)]);
+        let bnxt: Vec<_> = out[1].1.iter().map(|r| (r.canonical, r.value)).collect();
+        assert_eq!(bnxt, vec![(Canonical::CnpSent, 7), (Canonical::EcnMarked, 8)]);
     }
 
     #[test]
