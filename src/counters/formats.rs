@@ -15,40 +15,95 @@ use crate::switch::{cumulus, eos, nxos, sonic};
 /// output it reads.
 pub const FORMATS: &[(&str, &str)] = &[
     ("ethtool-mlx5", "ethtool -S DEV on an mlx5 (ConnectX) NIC"),
-    ("ethtool-s", "ethtool -S DEV on an ice (E810/irdma) or bnxt_en (bnxt_re) NIC"),
-    ("sysfs", "grep -r . /sys/class/infiniband/DEV/ports/1/{counters,hw_counters}"),
-    ("rdma-statistic", "rdma statistic show [-p] (mlx5, irdma, bnxt_re)"),
+    (
+        "ethtool-s",
+        "ethtool -S DEV on an ice (E810/irdma) or bnxt_en (bnxt_re) NIC",
+    ),
+    (
+        "sysfs",
+        "grep -r . /sys/class/infiniband/DEV/ports/1/{counters,hw_counters}",
+    ),
+    (
+        "rdma-statistic",
+        "rdma statistic show [-p] (mlx5, irdma, bnxt_re)",
+    ),
     ("ethtool-i", "ethtool -i DEV: driver and firmware"),
-    ("ethtool-link", "ethtool DEV: speed, duplex, link detected, link modes"),
-    ("ethtool-m", "ethtool -m DEV: transceiver identity, per-lane diagnostics, thresholds"),
-    ("ethtool-fec", "ethtool [-I] --show-fec DEV: FEC encoding and statistics"),
+    (
+        "ethtool-link",
+        "ethtool DEV: speed, duplex, link detected, link modes",
+    ),
+    (
+        "ethtool-m",
+        "ethtool -m DEV: transceiver identity, per-lane diagnostics, thresholds",
+    ),
+    (
+        "ethtool-fec",
+        "ethtool [-I] --show-fec DEV: FEC encoding and statistics",
+    ),
     ("mlnx_qos", "mlnx_qos -i DEV: PFC, trust and DSCP map"),
     ("dcb-pfc", "dcb [-s] pfc show dev DEV (host or switch)"),
-    ("dcb-app", "dcb [-j] app show dev DEV: DSCP and other APP priority maps"),
+    (
+        "dcb-app",
+        "dcb [-j] app show dev DEV: DSCP and other APP priority maps",
+    ),
     ("show-gids", "show_gids: the GID table"),
     ("cma-roce-tos", "cma_roce_tos -d DEV: RDMA-CM default ToS"),
-    ("ibstat", "ibstat: CAs, firmware, port state, rate and link layer"),
-    ("mlxfwmanager", "mlxfwmanager (query): device, PSID and image versions"),
-    ("lldpctl-json", "lldpctl -f json0 (or lldpcli -f json) show neighbors"),
+    (
+        "ibstat",
+        "ibstat: CAs, firmware, port state, rate and link layer",
+    ),
+    (
+        "mlxfwmanager",
+        "mlxfwmanager (query): device, PSID and image versions",
+    ),
+    (
+        "lldpctl-json",
+        "lldpctl -f json0 (or lldpcli -f json) show neighbors",
+    ),
     ("lldpcli-text", "lldpcli show neighbors (text)"),
     ("ethtool-mlxsw", "ethtool -S PORT on a Linux switch (mlxsw)"),
     ("ip-link-json", "ip [-s [-s]] -j link show"),
     ("tc", "tc [-s] [-d] qdisc show dev PORT: RED/ECN bands"),
     ("sonic-pfc-counters", "SONiC show pfc counters"),
     ("sonic-queue-counters", "SONiC show queue counters [PORT]"),
-    ("sonic-pg-watermark", "SONiC show priority-group watermark shared|headroom"),
-    ("sonic-queue-watermark", "SONiC show queue watermark unicast|multicast|all [--json]"),
+    (
+        "sonic-pg-watermark",
+        "SONiC show priority-group watermark shared|headroom",
+    ),
+    (
+        "sonic-queue-watermark",
+        "SONiC show queue watermark unicast|multicast|all [--json]",
+    ),
     ("sonic-pfcwd-stats", "SONiC pfcwd show stats"),
-    ("sonic-interfaces-counters", "SONiC show interfaces counters [-p N]"),
-    ("eos-queue-counters", "Arista EOS show interfaces counters queue detail"),
-    ("nxos-counters-errors", "Cisco NX-OS show interface counters errors"),
-    ("nxos-pfc-interface", "Cisco NX-OS show interface priority-flow-control"),
-    ("cumulus-nvue-counters", "Cumulus NVUE nv show interface IF counters qos"),
+    (
+        "sonic-interfaces-counters",
+        "SONiC show interfaces counters [-p N]",
+    ),
+    (
+        "eos-queue-counters",
+        "Arista EOS show interfaces counters queue detail",
+    ),
+    (
+        "nxos-counters-errors",
+        "Cisco NX-OS show interface counters errors",
+    ),
+    (
+        "nxos-pfc-interface",
+        "Cisco NX-OS show interface priority-flow-control",
+    ),
+    (
+        "cumulus-nvue-counters",
+        "Cumulus NVUE nv show interface IF counters qos",
+    ),
 ];
 
 /// The format names, comma-separated, for messages.
 pub fn names() -> String {
-    FORMATS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+    FORMATS
+        .iter()
+        .map(|(n, _)| *n)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn to_json<T: Serialize>(v: Result<T, ParseError>) -> Result<Value, ParseError> {
@@ -70,8 +125,9 @@ fn devices(list: Vec<(String, Vec<super::Reading>)>) -> Result<Value, ParseError
 pub fn parse(format: &str, text: &str) -> Result<Value, ParseError> {
     let out = match format {
         "ethtool-mlx5" => to_json(host::parse_ethtool_stats(text)),
-        "ethtool-s" => host_nic::parse_ethtool_stats(text)
-            .and_then(|(driver, readings)| to_json(Ok(json!({ "driver": driver, "readings": readings })))),
+        "ethtool-s" => host_nic::parse_ethtool_stats(text).and_then(|(driver, readings)| {
+            to_json(Ok(json!({ "driver": driver, "readings": readings })))
+        }),
         "sysfs" => host::parse_sysfs_counters(text).and_then(|d| devices(vec![d])),
         "rdma-statistic" => host::parse_rdma_statistic(text).and_then(devices),
         "ethtool-i" => to_json(host::parse_ethtool_info(text)),
@@ -82,7 +138,9 @@ pub fn parse(format: &str, text: &str) -> Result<Value, ParseError> {
         "dcb-pfc" => switch_linux::parse_dcb_pfc(text).and_then(|c| {
             let readings = c.readings();
             let enabled = c.enabled();
-            to_json(Ok(json!({ "config": c, "enabled": enabled, "readings": readings })))
+            to_json(Ok(
+                json!({ "config": c, "enabled": enabled, "readings": readings }),
+            ))
         }),
         "dcb-app" => to_json(host_cfg::parse_dcb_app(text)),
         "show-gids" => to_json(host::parse_show_gids(text)),
@@ -130,17 +188,22 @@ mod tests {
     #[test]
     fn every_format_is_dispatched_and_refuses_garbage_cleanly() {
         for (name, _) in FORMATS {
-            for text in ["", "garbage\n", "\u{0}\u{1}ÿ: -1\n", "NIC statistics:\n x: 1,2\n"] {
-                match parse(name, text) {
-                    Err(e) => {
-                        assert!(!e.0.starts_with("unknown format"), "{name}: {e}");
-                        assert!(e.0.starts_with(name), "{name}: {e}");
-                    }
-                    Ok(_) => {}
+            for text in [
+                "",
+                "garbage\n",
+                "\u{0}\u{1}ÿ: -1\n",
+                "NIC statistics:\n x: 1,2\n",
+            ] {
+                if let Err(e) = parse(name, text) {
+                    assert!(!e.0.starts_with("unknown format"), "{name}: {e}");
+                    assert!(e.0.starts_with(name), "{name}: {e}");
                 }
             }
         }
         let e = parse("nope", "").unwrap_err().0;
-        assert!(e.contains("ethtool-mlx5") && e.contains("cumulus-nvue-counters"), "{e}");
+        assert!(
+            e.contains("ethtool-mlx5") && e.contains("cumulus-nvue-counters"),
+            "{e}"
+        );
     }
 }

@@ -103,7 +103,13 @@ pub fn parse_dcb_app(text: &str) -> Result<DcbApp, ParseError> {
             _ => {}
         }
         let Some(sel) = selector else {
-            return Err(err(TOOL, format!("`{tok}` before any selector (dscp-prio, default-prio, …) in {}", first_line(text))));
+            return Err(err(
+                TOOL,
+                format!(
+                    "`{tok}` before any selector (dscp-prio, default-prio, …) in {}",
+                    first_line(text)
+                ),
+            ));
         };
         if sel == "default-prio" {
             app.default_prio.push(prio(TOOL, sel, tok)?);
@@ -141,7 +147,13 @@ pub fn parse_dcb_app(text: &str) -> Result<DcbApp, ParseError> {
         }
     }
     if known == 0 && !text.trim().is_empty() {
-        return Err(err(TOOL, format!("no APP selector (dscp-prio, default-prio, …) in {}", first_line(text))));
+        return Err(err(
+            TOOL,
+            format!(
+                "no APP selector (dscp-prio, default-prio, …) in {}",
+                first_line(text)
+            ),
+        ));
     }
     Ok(app)
 }
@@ -150,21 +162,28 @@ fn parse_dcb_app_json(text: &str) -> Result<DcbApp, ParseError> {
     const TOOL: &str = "dcb -j app show";
     let v: serde_json::Value =
         serde_json::from_str(text).map_err(|e| err(TOOL, format!("not JSON: {e}")))?;
-    let obj = v.as_object().ok_or_else(|| err(TOOL, "not a JSON object"))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| err(TOOL, "not a JSON object"))?;
     let mut app = DcbApp::default();
     let num = |v: &serde_json::Value, what: &str| {
-        v.as_u64().ok_or_else(|| err(TOOL, format!("{what}: {v} is not a number")))
+        v.as_u64()
+            .ok_or_else(|| err(TOOL, format!("{what}: {v} is not a number")))
     };
     for (k, v) in obj {
-        let list = v.as_array().ok_or_else(|| err(TOOL, format!("{k} is not a list")))?;
+        let list = v
+            .as_array()
+            .ok_or_else(|| err(TOOL, format!("{k} is not a list")))?;
         for item in list {
             if k == "default_prio" {
-                app.default_prio.push(prio(TOOL, k, &num(item, k)?.to_string())?);
+                app.default_prio
+                    .push(prio(TOOL, k, &num(item, k)?.to_string())?);
                 continue;
             }
-            let pair = item.as_array().filter(|a| a.len() == 2).ok_or_else(|| {
-                err(TOOL, format!("{k}: {item} is not a [key, priority] pair"))
-            })?;
+            let pair = item
+                .as_array()
+                .filter(|a| a.len() == 2)
+                .ok_or_else(|| err(TOOL, format!("{k}: {item} is not a [key, priority] pair")))?;
             let p = prio(TOOL, k, &num(&pair[1], k)?.to_string())?;
             if k == "pcp_prio" {
                 let key = match &pair[0] {
@@ -268,9 +287,14 @@ pub fn parse_ethtool_link(text: &str) -> Result<LinkSettings, ParseError> {
             "Speed" => {
                 seen = true;
                 s.speed_mbps = match v.strip_suffix("Mb/s") {
-                    Some(n) => Some(n.parse().map_err(|_| err(TOOL, format!("Speed: `{v}` is not NMb/s")))?),
+                    Some(n) => Some(
+                        n.parse()
+                            .map_err(|_| err(TOOL, format!("Speed: `{v}` is not NMb/s")))?,
+                    ),
                     None if v.starts_with("Unknown") => None,
-                    None => return Err(err(TOOL, format!("Speed: `{v}` is not NMb/s or Unknown!"))),
+                    None => {
+                        return Err(err(TOOL, format!("Speed: `{v}` is not NMb/s or Unknown!")))
+                    }
                 }
             }
             "Duplex" => s.duplex = Some(v).filter(|v| !v.starts_with("Unknown")),
@@ -279,9 +303,10 @@ pub fn parse_ethtool_link(text: &str) -> Result<LinkSettings, ParseError> {
             "Port" => s.port = Some(v),
             "Link detected" => {
                 seen = true;
-                s.link_detected = Some(
-                    yes_no(&v).ok_or_else(|| err(TOOL, format!("Link detected: `{v}` is not yes or no")))?,
-                );
+                s.link_detected =
+                    Some(yes_no(&v).ok_or_else(|| {
+                        err(TOOL, format!("Link detected: `{v}` is not yes or no"))
+                    })?);
             }
             "Supported link modes" => s.supported_link_modes = words(&v),
             "Advertised link modes" => s.advertised_link_modes = words(&v),
@@ -291,7 +316,13 @@ pub fn parse_ethtool_link(text: &str) -> Result<LinkSettings, ParseError> {
         }
     }
     if !seen {
-        return Err(err(TOOL, format!("no \"Settings for DEV:\", \"Speed:\" or \"Link detected:\" line in {}", first_line(text))));
+        return Err(err(
+            TOOL,
+            format!(
+                "no \"Settings for DEV:\", \"Speed:\" or \"Link detected:\" line in {}",
+                first_line(text)
+            ),
+        ));
     }
     Ok(s)
 }
@@ -329,7 +360,9 @@ pub fn parse_ethtool_fec(text: &str) -> Result<FecInfo, ParseError> {
     let mut last: Option<String> = None;
     for (n, line) in text.lines().enumerate() {
         let t = line.trim();
-        let Some((k, v)) = t.split_once(':') else { continue };
+        let Some((k, v)) = t.split_once(':') else {
+            continue;
+        };
         let (k, v) = (k.trim(), v.trim());
         if let Some(dev) = k.strip_prefix("FEC parameters for ") {
             f.device = Some(dev.to_string());
@@ -343,22 +376,43 @@ pub fn parse_ethtool_fec(text: &str) -> Result<FecInfo, ParseError> {
         } else if in_stats {
             let what = format!("line {} ({k})", n + 1);
             if let Some(lane) = k.strip_prefix("Lane ") {
-                let name = last.clone().ok_or_else(|| err(TOOL, format!("{what}: a lane before any statistic")))?;
-                let lane: usize = lane.parse().map_err(|_| err(TOOL, format!("{what}: not a lane number")))?;
+                let name = last
+                    .clone()
+                    .ok_or_else(|| err(TOOL, format!("{what}: a lane before any statistic")))?;
+                let lane: usize = lane
+                    .parse()
+                    .map_err(|_| err(TOOL, format!("{what}: not a lane number")))?;
                 let stat = f.statistics.entry(name.clone()).or_default();
                 if lane != stat.lanes.len() {
                     return Err(err(TOOL, format!("{what}: lane {lane} out of order")));
                 }
-                stat.lanes.push(super::value(TOOL, &format!("{name} lane {lane}"), v)?);
+                stat.lanes
+                    .push(super::value(TOOL, &format!("{name} lane {lane}"), v)?);
             } else {
-                let total = if v.is_empty() { None } else { Some(super::value(TOOL, k, v)?) };
-                f.statistics.insert(k.to_string(), FecStat { total, lanes: Vec::new() });
+                let total = if v.is_empty() {
+                    None
+                } else {
+                    Some(super::value(TOOL, k, v)?)
+                };
+                f.statistics.insert(
+                    k.to_string(),
+                    FecStat {
+                        total,
+                        lanes: Vec::new(),
+                    },
+                );
                 last = Some(k.to_string());
             }
         }
     }
     if !seen {
-        return Err(err(TOOL, format!("no \"FEC parameters for DEV:\" line in {}", first_line(text))));
+        return Err(err(
+            TOOL,
+            format!(
+                "no \"FEC parameters for DEV:\" line in {}",
+                first_line(text)
+            ),
+        ));
     }
     Ok(f)
 }
@@ -392,15 +446,25 @@ pub fn parse_ibstat(text: &str) -> Result<Vec<IbCa>, ParseError> {
     for (n, line) in text.lines().enumerate() {
         let t = line.trim();
         if let Some(name) = t.strip_prefix("CA '").and_then(|r| r.strip_suffix('\'')) {
-            out.push(IbCa { name: name.to_string(), ..Default::default() });
+            out.push(IbCa {
+                name: name.to_string(),
+                ..Default::default()
+            });
             continue;
         }
         let Some(ca) = out.last_mut() else { continue };
-        let Some((k, v)) = t.split_once(':') else { continue };
+        let Some((k, v)) = t.split_once(':') else {
+            continue;
+        };
         let v = v.trim();
         if let Some(p) = k.strip_prefix("Port ").filter(|_| v.is_empty()) {
-            let port = p.parse().map_err(|_| err(TOOL, format!("line {}: `{t}` is not Port N:", n + 1)))?;
-            ca.ports.push(IbPort { port, ..Default::default() });
+            let port = p
+                .parse()
+                .map_err(|_| err(TOOL, format!("line {}: `{t}` is not Port N:", n + 1)))?;
+            ca.ports.push(IbPort {
+                port,
+                ..Default::default()
+            });
             continue;
         }
         let text_of = || Some(v.to_string()).filter(|v| !v.is_empty());
@@ -412,14 +476,20 @@ pub fn parse_ibstat(text: &str) -> Result<Vec<IbCa>, ParseError> {
             ("Link layer", Some(p)) => p.link_layer = text_of(),
             ("Rate", Some(p)) => {
                 p.rate_gbps = Some(v.parse().map_err(|_| {
-                    err(TOOL, format!("line {}: Rate `{v}` is not a whole number of Gb/s", n + 1))
+                    err(
+                        TOOL,
+                        format!("line {}: Rate `{v}` is not a whole number of Gb/s", n + 1),
+                    )
                 })?)
             }
             _ => {}
         }
     }
     if out.is_empty() {
-        return Err(err(TOOL, format!("no \"CA 'NAME'\" line in {}", first_line(text))));
+        return Err(err(
+            TOOL,
+            format!("no \"CA 'NAME'\" line in {}", first_line(text)),
+        ));
     }
     Ok(out)
 }
@@ -453,7 +523,10 @@ pub struct FwDevice {
 impl FwDevice {
     /// The running firmware (`FW` image) version.
     pub fn firmware(&self) -> Option<&str> {
-        self.versions.iter().find(|v| v.image == "FW").map(|v| v.current.as_str())
+        self.versions
+            .iter()
+            .find(|v| v.image == "FW")
+            .map(|v| v.current.as_str())
     }
 }
 
@@ -496,10 +569,16 @@ pub fn parse_mlxfwmanager(text: &str) -> Result<Vec<FwDevice>, ParseError> {
         if in_versions {
             let toks: Vec<&str> = t.split_whitespace().collect();
             let [name @ .., current, available] = toks.as_slice() else {
-                return Err(err(TOOL, format!("line {}: `{t}` is not IMAGE CURRENT AVAILABLE", n + 1)));
+                return Err(err(
+                    TOOL,
+                    format!("line {}: `{t}` is not IMAGE CURRENT AVAILABLE", n + 1),
+                ));
             };
             if name.is_empty() {
-                return Err(err(TOOL, format!("line {}: `{t}` is not IMAGE CURRENT AVAILABLE", n + 1)));
+                return Err(err(
+                    TOOL,
+                    format!("line {}: `{t}` is not IMAGE CURRENT AVAILABLE", n + 1),
+                ));
             }
             d.versions.push(ImageVersion {
                 image: name.join(" "),
@@ -509,7 +588,10 @@ pub fn parse_mlxfwmanager(text: &str) -> Result<Vec<FwDevice>, ParseError> {
         }
     }
     if out.is_empty() {
-        return Err(err(TOOL, format!("no \"Device #N:\" block in {}", first_line(text))));
+        return Err(err(
+            TOOL,
+            format!("no \"Device #N:\" block in {}", first_line(text)),
+        ));
     }
     Ok(out)
 }
@@ -527,10 +609,17 @@ pub struct RoceTos {
 /// Reads `cma_roce_tos` output: one number, the ToS byte (0–255).
 pub fn parse_cma_roce_tos(text: &str) -> Result<RoceTos, ParseError> {
     let t = text.trim();
-    let tos: u8 = t
-        .parse()
-        .map_err(|_| err("cma_roce_tos", format!("{} is not a ToS byte (0–255)", first_line(text))))?;
-    Ok(RoceTos { tos, dscp: tos >> 2, ecn: tos & 3 })
+    let tos: u8 = t.parse().map_err(|_| {
+        err(
+            "cma_roce_tos",
+            format!("{} is not a ToS byte (0–255)", first_line(text)),
+        )
+    })?;
+    Ok(RoceTos {
+        tos,
+        dscp: tos >> 2,
+        ecn: tos & 3,
+    })
 }
 
 // ----------------------------------------------------- lldpcli show neighbors
@@ -551,15 +640,23 @@ pub struct LldpTextNeighbor {
 pub fn parse_lldpcli_text(text: &str) -> Result<Vec<LldpTextNeighbor>, ParseError> {
     const TOOL: &str = "lldpcli show neighbors";
     if !text.contains("LLDP neighbors:") {
-        return Err(err(TOOL, format!("no \"LLDP neighbors:\" line in {}", first_line(text))));
+        return Err(err(
+            TOOL,
+            format!("no \"LLDP neighbors:\" line in {}", first_line(text)),
+        ));
     }
     let mut out: Vec<LldpTextNeighbor> = Vec::new();
     for line in text.lines() {
-        let Some((k, v)) = line.trim().split_once(':') else { continue };
+        let Some((k, v)) = line.trim().split_once(':') else {
+            continue;
+        };
         let v = v.trim();
         if k == "Interface" {
             let ifname = v.split(',').next().unwrap_or("").trim();
-            out.push(LldpTextNeighbor { interface: ifname.to_string(), ..Default::default() });
+            out.push(LldpTextNeighbor {
+                interface: ifname.to_string(),
+                ..Default::default()
+            });
             continue;
         }
         let Some(n) = out.last_mut() else { continue };
@@ -594,7 +691,10 @@ mod tests {
 
     #[test]
     fn dcb_app_json() {
-        let a = parse_dcb_app(r#"{"default_prio":[0],"dscp_prio":[[26,3],[48,6]],"pcp_prio":[["1de",1]]}"#).unwrap();
+        let a = parse_dcb_app(
+            r#"{"default_prio":[0],"dscp_prio":[[26,3],[48,6]],"pcp_prio":[["1de",1]]}"#,
+        )
+        .unwrap();
         assert_eq!(a.dscp(26), Some(3));
         assert_eq!(a.pcp_prio["1de"], vec![1]);
     }

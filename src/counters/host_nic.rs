@@ -199,7 +199,10 @@ mod tests {
         .unwrap();
         assert_eq!(d, Driver::Ice);
         assert_eq!(rs.len(), 2);
-        assert_eq!((rs[1].canonical, rs[1].priority, rs[1].value), (Canonical::PfcPauseRx, Some(3), 7));
+        assert_eq!(
+            (rs[1].canonical, rs[1].priority, rs[1].value),
+            (Canonical::PfcPauseRx, Some(3), 7)
+        );
     }
 
     #[test]
@@ -209,9 +212,19 @@ mod tests {
         )
         .unwrap();
         let irdma: Vec<_> = out[0].1.iter().map(|r| (r.canonical, r.value)).collect();
-        assert_eq!(irdma, vec![(Canonical::CnpSent, 4), (Canonical::CnpHandled, 5), (Canonical::EcnMarked, 6)]);
+        assert_eq!(
+            irdma,
+            vec![
+                (Canonical::CnpSent, 4),
+                (Canonical::CnpHandled, 5),
+                (Canonical::EcnMarked, 6)
+            ]
+        );
         let bnxt: Vec<_> = out[1].1.iter().map(|r| (r.canonical, r.value)).collect();
-        assert_eq!(bnxt, vec![(Canonical::CnpSent, 7), (Canonical::EcnMarked, 8)]);
+        assert_eq!(
+            bnxt,
+            vec![(Canonical::CnpSent, 7), (Canonical::EcnMarked, 8)]
+        );
     }
 
     #[test]
@@ -219,7 +232,10 @@ mod tests {
         let e = parse_ethtool_stats("NIC statistics:\n     tx_pfc_ena_frames_pri3: -1\n")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("tx_pfc_ena_frames_pri3") && e.contains("negative"), "{e}");
+        assert!(
+            e.contains("tx_pfc_ena_frames_pri3") && e.contains("negative"),
+            "{e}"
+        );
         assert!(parse_ethtool_stats("hello: world").is_err());
     }
 }

@@ -98,7 +98,7 @@ fn quantity(label: &str) -> Option<Quantity> {
 
 /// `(Channel 3)`, `(Chan 3)`, `Channel 3` → 3.
 fn lane_of(label: &str) -> Option<u8> {
-    let l = label.replace('(', " ").replace(')', " ");
+    let l = label.replace(['(', ')'], " ");
     let mut toks = l.split_whitespace();
     while let Some(t) = toks.next() {
         if t == "Channel" || t == "Chan" || t == "Lane" {
@@ -112,9 +112,14 @@ fn lane_of(label: &str) -> Option<u8> {
 /// figure after the slash (`0.9240 mW / -0.34 dBm`).
 fn measure(label: &str, v: &str) -> Result<(f64, Option<f64>), ParseError> {
     let bad = |why: &str| {
-        ParseError(format!("{TOOL}: {label}: `{v}` {why}; the output is damaged"))
+        ParseError(format!(
+            "{TOOL}: {label}: `{v}` {why}; the output is damaged"
+        ))
     };
-    let first = v.split_whitespace().next().ok_or_else(|| bad("has no value"))?;
+    let first = v
+        .split_whitespace()
+        .next()
+        .ok_or_else(|| bad("has no value"))?;
     let x: f64 = first.parse().map_err(|_| bad("is not a number"))?;
     if !x.is_finite() {
         return Err(bad("is not a finite number"));
@@ -137,7 +142,9 @@ pub fn parse_ethtool_m(text: &str) -> Result<ModuleDiagnostics, ParseError> {
     let mut m = ModuleDiagnostics::default();
     let mut seen = false;
     for line in text.lines() {
-        let Some((label, v)) = line.split_once(':') else { continue };
+        let Some((label, v)) = line.split_once(':') else {
+            continue;
+        };
         let (label, v) = (label.trim(), v.trim());
         let set = |slot: &mut Option<String>| *slot = Some(v.to_string()).filter(|v| !v.is_empty());
         match label {
@@ -182,10 +189,14 @@ pub fn parse_ethtool_m(text: &str) -> Result<ModuleDiagnostics, ParseError> {
         }
         let (x, dbm) = measure(label, v)?;
         if matches!(q, Quantity::TxPower | Quantity::RxPower) && !(0.0..=100.0).contains(&x) {
-            return Err(ParseError(format!("{TOOL}: {label}: {x} mW is not a possible optical power; the output is damaged")));
+            return Err(ParseError(format!(
+                "{TOOL}: {label}: {x} mW is not a possible optical power; the output is damaged"
+            )));
         }
         if q == Quantity::Bias && x < 0.0 {
-            return Err(ParseError(format!("{TOOL}: {label}: {x} mA is not a possible bias current; the output is damaged")));
+            return Err(ParseError(format!(
+                "{TOOL}: {label}: {x} mA is not a possible bias current; the output is damaged"
+            )));
         }
         seen = true;
         if lower.ends_with("threshold") {
@@ -213,7 +224,10 @@ pub fn parse_ethtool_m(text: &str) -> Result<ModuleDiagnostics, ParseError> {
                 let i = match m.lanes.iter().position(|l| l.lane == n) {
                     Some(i) => i,
                     None => {
-                        m.lanes.push(Lane { lane: n, ..Default::default() });
+                        m.lanes.push(Lane {
+                            lane: n,
+                            ..Default::default()
+                        });
                         m.lanes.len() - 1
                     }
                 };
@@ -261,7 +275,11 @@ mod tests {
 
     #[test]
     fn damaged_values() {
-        for bad in ["Laser output power : -1.0 mW / 0 dBm", "Laser bias current : x mA", "Module voltage : nan V"] {
+        for bad in [
+            "Laser output power : -1.0 mW / 0 dBm",
+            "Laser bias current : x mA",
+            "Module voltage : nan V",
+        ] {
             assert!(parse_ethtool_m(bad).is_err(), "{bad}");
         }
         assert!(parse_ethtool_m("hello").is_err());

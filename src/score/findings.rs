@@ -162,7 +162,9 @@ mod tests {
         assert_eq!(v[0].verdict, Verdict::Fail);
         assert!(v[0].message.contains("nic.pfc deviation"));
         assert!(v[0].message.contains("nic.dcqcn not available"));
-        assert!(v[0].message.contains("tried: dcb pfc show dev rdma0; mlnx_qos -i rdma0"));
+        assert!(v[0]
+            .message
+            .contains("tried: dcb pfc show dev rdma0; mlnx_qos -i rdma0"));
         assert_eq!(v[1].verdict, Verdict::Pass);
         assert!(v[1].message.contains("1 check(s) as expected"));
     }
@@ -182,8 +184,10 @@ mod tests {
 
     #[test]
     fn observe_only_never_gates_but_says_what_it_saw() {
-        let mut gate = Gate::default();
-        gate.observe_only = vec!["counters.ecmp_balance".into()];
+        let gate = Gate {
+            observe_only: vec!["counters.ecmp_balance".into()],
+            ..Default::default()
+        };
         let d = f("counters.ecmp_balance", "r0-leaf1", Outcome::Deviation);
         assert_eq!(verdict_of(&gate, &d), Verdict::Pass);
         let v = verdicts(&gate, "perftest", &[d]);

@@ -7,7 +7,10 @@ use crate::counters::{cell, first_line, Canonical, ParseError, PortReadings, Rea
 /// Reads a cell that may carry a unit (`0 Bytes`); `n/a` is not available.
 fn count(tool: &str, what: &str, tok: &str) -> Result<Option<u64>, ParseError> {
     let t = tok.trim();
-    let t = t.strip_suffix(" Bytes").or_else(|| t.strip_suffix(" Byte")).unwrap_or(t);
+    let t = t
+        .strip_suffix(" Bytes")
+        .or_else(|| t.strip_suffix(" Byte"))
+        .unwrap_or(t);
     cell(tool, what, t)
 }
 
@@ -26,7 +29,9 @@ pub fn parse_qos_counters(text: &str) -> Result<PortReadings, ParseError> {
     let tables = ruled_tables(text);
     let mut known = 0;
     for t in &tables {
-        let Some(key) = t.header.first() else { continue };
+        let Some(key) = t.header.first() else {
+            continue;
+        };
         let kind = match key.as_str() {
             "priority-group" | "traffic-class" | "switch-priority" | "Counter" => key.as_str(),
             _ => continue,
@@ -34,24 +39,38 @@ pub fn parse_qos_counters(text: &str) -> Result<PortReadings, ParseError> {
         known += 1;
         for (line, row) in &t.rows {
             let Some(idx) = row.first().filter(|c| !c.is_empty()) else {
-                return Err(ParseError(format!("{TOOL}: line {line}: no {kind} in the row")));
+                return Err(ParseError(format!(
+                    "{TOOL}: line {line}: no {kind} in the row"
+                )));
             };
             let number: Option<u8> = idx.parse().ok();
             for (i, col) in t.header.iter().enumerate().skip(1) {
                 let tok = row.get(i).map(String::as_str).unwrap_or("");
                 if tok.is_empty() {
-                    return Err(ParseError(format!("{TOOL}: line {line}: no value under {col}")));
+                    return Err(ParseError(format!(
+                        "{TOOL}: line {line}: no value under {col}"
+                    )));
                 }
                 let label = format!("{kind} {idx} {col}");
                 let canonical = match (kind, col.as_str(), idx.as_str()) {
-                    ("switch-priority", "rx-pause-frames", _) => Some((Canonical::PfcPauseRx, number, None)),
-                    ("switch-priority", "tx-pause-frames", _) => Some((Canonical::PfcPauseTx, number, None)),
+                    ("switch-priority", "rx-pause-frames", _) => {
+                        Some((Canonical::PfcPauseRx, number, None))
+                    }
+                    ("switch-priority", "tx-pause-frames", _) => {
+                        Some((Canonical::PfcPauseTx, number, None))
+                    }
                     ("traffic-class", "tx-frames", _) => Some((Canonical::TxPackets, None, number)),
                     ("traffic-class", "tx-bytes", _) => Some((Canonical::TxBytes, None, number)),
                     ("traffic-class", "wred-discards", _) => Some((Canonical::Drops, None, number)),
-                    ("Counter", "Transmit", "ecn-marked-packets") => Some((Canonical::EcnMarked, None, None)),
-                    ("Counter", "Receive", "pause-frames") => Some((Canonical::PfcPauseRx, None, None)),
-                    ("Counter", "Transmit", "pause-frames") => Some((Canonical::PfcPauseTx, None, None)),
+                    ("Counter", "Transmit", "ecn-marked-packets") => {
+                        Some((Canonical::EcnMarked, None, None))
+                    }
+                    ("Counter", "Receive", "pause-frames") => {
+                        Some((Canonical::PfcPauseRx, None, None))
+                    }
+                    ("Counter", "Transmit", "pause-frames") => {
+                        Some((Canonical::PfcPauseTx, None, None))
+                    }
                     _ => None,
                 };
                 match (count(TOOL, &label, tok)?, canonical) {

@@ -61,7 +61,10 @@ pub fn parse_counters_errors(text: &str) -> Result<Vec<PortReadings>, ParseError
         }
         let entry = port_entry(&mut ports, toks[0]);
         for (name, tok) in h.iter().zip(&toks).skip(1) {
-            match (cell(TOOL, &format!("{} {name}", toks[0]), tok)?, errors_canonical(name)) {
+            match (
+                cell(TOOL, &format!("{} {name}", toks[0]), tok)?,
+                errors_canonical(name),
+            ) {
                 (None, _) => entry.not_available.push(name.to_string()),
                 (Some(v), Some(c)) => entry.readings.push(reading(c, name, v)),
                 (Some(v), None) => {
@@ -71,7 +74,10 @@ pub fn parse_counters_errors(text: &str) -> Result<Vec<PortReadings>, ParseError
         }
     }
     if tables == 0 {
-        return Err(err(format!("no `Port …` header between rulers in {}", first_line(text))));
+        return Err(err(format!(
+            "no `Port …` header between rulers in {}",
+            first_line(text)
+        )));
     }
     Ok(ports)
 }
@@ -137,7 +143,10 @@ pub fn parse_pfc_interface(text: &str) -> Result<Vec<PfcPort>, ParseError> {
         });
     }
     if !header {
-        return Err(err(format!("no `Port Mode Oper … RxPPP TxPPP` header in {}", first_line(text))));
+        return Err(err(format!(
+            "no `Port Mode Oper … RxPPP TxPPP` header in {}",
+            first_line(text)
+        )));
     }
     Ok(out)
 }

@@ -30,7 +30,11 @@ fn err(tool: &str, reason: impl std::fmt::Display) -> ParseError {
 fn tables(tool: &str, text: &str, first: &[&str]) -> Result<Vec<Table>, ParseError> {
     let found: Vec<Table> = ruled_tables(text)
         .into_iter()
-        .filter(|t| t.header.first().is_some_and(|h| first.contains(&h.as_str())))
+        .filter(|t| {
+            t.header
+                .first()
+                .is_some_and(|h| first.contains(&h.as_str()))
+        })
         .collect();
     if found.is_empty() {
         return Err(err(
@@ -47,7 +51,13 @@ fn tables(tool: &str, text: &str, first: &[&str]) -> Result<Vec<Table>, ParseErr
 
 /// The row's cell `i`, or an error naming the line when it is empty (a
 /// truncated row).
-fn at<'a>(tool: &str, line: usize, row: &'a [String], i: usize, name: &str) -> Result<&'a str, ParseError> {
+fn at<'a>(
+    tool: &str,
+    line: usize,
+    row: &'a [String],
+    i: usize,
+    name: &str,
+) -> Result<&'a str, ParseError> {
     match row.get(i).map(String::as_str) {
         Some(c) if !c.is_empty() => Ok(c),
         _ => Err(err(tool, format!("line {line}: no value under {name}"))),
@@ -135,8 +145,12 @@ pub fn parse_queue_counters(text: &str) -> Result<Vec<PortReadings>, ParseError>
         for (line, row) in &t.rows {
             let port = at(TOOL, *line, row, 0, "Port")?;
             let qname = at(TOOL, *line, row, q, "TxQ")?;
-            let queue = index(qname, &["UC", "MC", "ALL"])
-                .ok_or_else(|| err(TOOL, format!("line {line}: queue `{qname}` is not UCn, MCn or ALLn")))?;
+            let queue = index(qname, &["UC", "MC", "ALL"]).ok_or_else(|| {
+                err(
+                    TOOL,
+                    format!("line {line}: queue `{qname}` is not UCn, MCn or ALLn"),
+                )
+            })?;
             let entry = port_entry(&mut ports, port);
             for (name, canonical) in columns {
                 let Some(i) = t.column(name) else { continue };
@@ -319,7 +333,12 @@ fn rate(tool: &str, what: &str, tok: &str) -> Result<Option<f64>, ParseError> {
     if matches!(tok, "N/A" | "n/a") {
         return Ok(None);
     }
-    let bad = || err(tool, format!("{what}: `{tok}` is not a rate such as `12.50 MB/s`"));
+    let bad = || {
+        err(
+            tool,
+            format!("{what}: `{tok}` is not a rate such as `12.50 MB/s`"),
+        )
+    };
     let (num, unit) = tok.split_once(' ').ok_or_else(bad)?;
     let mult = match unit {
         "B/s" => 1.0,
@@ -355,7 +374,11 @@ pub fn parse_interfaces_counters(text: &str) -> Result<Vec<InterfaceCounters>, P
         for (line, row) in &t.rows {
             let port = at(TOOL, *line, row, 0, "IFACE")?;
             let mut counters = PortReadings::new(port);
-            let get = |name: &str| t.column(name).map(|i| at(TOOL, *line, row, i, name)).transpose();
+            let get = |name: &str| {
+                t.column(name)
+                    .map(|i| at(TOOL, *line, row, i, name))
+                    .transpose()
+            };
             for (name, canonical) in [
                 ("RX_OK", Some(Canonical::RxPackets)),
                 ("TX_OK", Some(Canonical::TxPackets)),
@@ -378,10 +401,22 @@ pub fn parse_interfaces_counters(text: &str) -> Result<Vec<InterfaceCounters>, P
             let what = |n: &str| format!("line {line} ({port} {n})");
             out.push(InterfaceCounters {
                 state: get("STATE")?.filter(|s| *s != "N/A").map(str::to_string),
-                rx_bytes_per_s: get("RX_BPS")?.map(|v| rate(TOOL, &what("RX_BPS"), v)).transpose()?.flatten(),
-                tx_bytes_per_s: get("TX_BPS")?.map(|v| rate(TOOL, &what("TX_BPS"), v)).transpose()?.flatten(),
-                rx_util_pct: get("RX_UTIL")?.map(|v| percent(TOOL, &what("RX_UTIL"), v)).transpose()?.flatten(),
-                tx_util_pct: get("TX_UTIL")?.map(|v| percent(TOOL, &what("TX_UTIL"), v)).transpose()?.flatten(),
+                rx_bytes_per_s: get("RX_BPS")?
+                    .map(|v| rate(TOOL, &what("RX_BPS"), v))
+                    .transpose()?
+                    .flatten(),
+                tx_bytes_per_s: get("TX_BPS")?
+                    .map(|v| rate(TOOL, &what("TX_BPS"), v))
+                    .transpose()?
+                    .flatten(),
+                rx_util_pct: get("RX_UTIL")?
+                    .map(|v| percent(TOOL, &what("RX_UTIL"), v))
+                    .transpose()?
+                    .flatten(),
+                tx_util_pct: get("TX_UTIL")?
+                    .map(|v| percent(TOOL, &what("TX_UTIL"), v))
+                    .transpose()?
+                    .flatten(),
                 port: port.to_string(),
                 counters,
             });
@@ -396,7 +431,8 @@ mod tests {
 
     #[test]
     fn na_is_absent_and_separators_are_read() {
-        let text = "  Port Rx    PFC0    PFC1\n---------  ------  ------\nEthernet0   1,200     N/A\n";
+        let text =
+            "  Port Rx    PFC0    PFC1\n---------  ------  ------\nEthernet0   1,200     N/A\n";
         let p = parse_pfc_counters(text).unwrap();
         assert_eq!(p[0].readings[0].value, 1200);
         assert_eq!(p[0].readings[0].priority, Some(0));

@@ -58,8 +58,7 @@ fn cells(line: &str, spans: &[(usize, usize)]) -> Vec<String> {
         }
         let start = i;
         while i < chars.len()
-            && !(chars[i].is_whitespace()
-                && chars.get(i + 1).is_none_or(|c| c.is_whitespace()))
+            && !(chars[i].is_whitespace() && chars.get(i + 1).is_none_or(|c| c.is_whitespace()))
         {
             i += 1;
         }
@@ -72,12 +71,8 @@ fn cells(line: &str, spans: &[(usize, usize)]) -> Vec<String> {
                 start.saturating_sub(e)
             }
         };
-        let best = (0..spans.len()).max_by_key(|&k| {
-            (
-                overlap(&spans[k]),
-                std::cmp::Reverse(distance(&spans[k])),
-            )
-        });
+        let best = (0..spans.len())
+            .max_by_key(|&k| (overlap(&spans[k]), std::cmp::Reverse(distance(&spans[k]))));
         if let Some(k) = best {
             let run: String = chars[start..end].iter().collect();
             if !out[k].is_empty() {
@@ -134,7 +129,10 @@ mod tests {
         );
         assert_eq!(t.len(), 1);
         assert_eq!(t[0].header, vec!["IFACE", "RX_BPS"]);
-        assert_eq!(t[0].rows, vec![(3, vec!["Ethernet0".into(), "0.00 B/s".into()])]);
+        assert_eq!(
+            t[0].rows,
+            vec![(3, vec!["Ethernet0".into(), "0.00 B/s".into()])]
+        );
     }
 
     #[test]

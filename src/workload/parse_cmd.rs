@@ -97,7 +97,11 @@ pub fn run_parse(tool: ParseTool, path: &str, unit: Option<&str>) -> Result<Stri
 /// what the parser read as pretty JSON. An unknown format is an error
 /// listing the known ones. `unit_given` is whether `--unit` was given, which only perftest
 /// takes.
-pub fn run_parse_counters(format: &str, path: &str, unit_given: bool) -> Result<String, ParseCmdError> {
+pub fn run_parse_counters(
+    format: &str,
+    path: &str,
+    unit_given: bool,
+) -> Result<String, ParseCmdError> {
     use crate::counters::formats;
     if unit_given {
         return Err(ParseCmdError::Input(
@@ -112,7 +116,8 @@ pub fn run_parse_counters(format: &str, path: &str, unit_given: bool) -> Result<
     }
     let text = read_input(path)?;
     let display = if path == "-" { "<stdin>" } else { path };
-    let value = formats::parse(format, &text).map_err(|e| ParseCmdError::Input(format!("{display}: {e}")))?;
+    let value = formats::parse(format, &text)
+        .map_err(|e| ParseCmdError::Input(format!("{display}: {e}")))?;
     serde_json::to_string_pretty(&value).map_err(|e| ParseCmdError::Encode {
         path: display.to_string(),
         message: e.to_string(),
