@@ -41,7 +41,7 @@ pub const FORMATS: &[(&str, &str)] = &[
         "ethtool [-I] --show-fec DEV: FEC encoding and statistics",
     ),
     ("mlnx_qos", "mlnx_qos -i DEV: PFC, trust and DSCP map"),
-    ("dcb-pfc", "dcb [-s] pfc show dev DEV (host or switch)"),
+    ("dcb-pfc", "dcb [-j] [-s] pfc show dev DEV (host or switch)"),
     (
         "dcb-app",
         "dcb [-j] app show dev DEV: DSCP and other APP priority maps",
@@ -135,7 +135,12 @@ pub fn parse(format: &str, text: &str) -> Result<Value, ParseError> {
         "ethtool-m" => to_json(optics::parse_ethtool_m(text)),
         "ethtool-fec" => to_json(host_cfg::parse_ethtool_fec(text)),
         "mlnx_qos" => to_json(host::parse_mlnx_qos(text)),
-        "dcb-pfc" => switch_linux::parse_dcb_pfc(text).and_then(|c| {
+        "dcb-pfc" => if text.trim_start().starts_with('{') {
+            host_cfg::parse_dcb_pfc_json(text)
+        } else {
+            switch_linux::parse_dcb_pfc(text)
+        }
+        .and_then(|c| {
             let readings = c.readings();
             let enabled = c.enabled();
             to_json(Ok(

@@ -217,6 +217,75 @@ fn parse_dcb_app_json(text: &str) -> Result<DcbApp, ParseError> {
     Ok(app)
 }
 
+// ------------------------------------------------------------ dcb -j pfc show
+
+/// Reads `dcb -j [-s] pfc show dev X` into the same [`PfcConfig`] as the text
+/// form (`switch_linux::parse_dcb_pfc`). The shape is `dcb_pfc.c`'s: scalars
+/// `pfc_cap`, `macsec_bypass` (a JSON bool), `delay`, and `prio_pfc`,
+/// `requests`, `indications` as arrays indexed by priority
+/// (`dcb_print_named_array` opens a JSON array and prints unnamed values).
+pub fn parse_dcb_pfc_json(text: &str) -> Result<super::switch_linux::PfcConfig, ParseError> {
+    const TOOL: &str = "dcb -j pfc show";
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| err(TOOL, format!("not JSON: {e}")))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| err(TOOL, "not a JSON object"))?;
+    let mut cfg = super::switch_linux::PfcConfig::default();
+    let uint = |k: &str, max: u64| -> Result<Option<u64>, ParseError> {
+        match obj.get(k) {
+            None => Ok(None),
+            Some(x) => match x.as_u64() {
+                Some(n) if n <= max => Ok(Some(n)),
+                _ => Err(err(TOOL, format!("{k}: {x} is not a number up to {max}"))),
+            },
+        }
+    };
+    cfg.pfc_cap = uint("pfc_cap", 8)?.map(|n| n as u8);
+    cfg.delay = uint("delay", u64::from(u16::MAX))?.map(|n| n as u16);
+    cfg.macsec_bypass = match obj.get("macsec_bypass") {
+        None => None,
+        Some(b) => Some(
+            b.as_bool()
+                .ok_or_else(|| err(TOOL, format!("macsec_bypass: {b} is not true or false")))?,
+        ),
+    };
+    let array = |k: &str| -> Result<Option<&Vec<serde_json::Value>>, ParseError> {
+        match obj.get(k) {
+            None => Ok(None),
+            Some(a) => match a.as_array() {
+                Some(a) if a.len() <= 8 => Ok(Some(a)),
+                _ => Err(err(
+                    TOOL,
+                    format!("{k}: {a} is not a list of at most 8 values"),
+                )),
+            },
+        }
+    };
+    if let Some(a) = array("prio_pfc")? {
+        for (p, x) in a.iter().enumerate() {
+            cfg.prio_pfc[p] =
+                Some(x.as_bool().ok_or_else(|| {
+                    err(TOOL, format!("prio_pfc[{p}]: {x} is not true or false"))
+                })?);
+        }
+    }
+    for (k, slot) in [
+        ("requests", &mut cfg.requests),
+        ("indications", &mut cfg.indications),
+    ] {
+        if let Some(a) = array(k)? {
+            for (p, x) in a.iter().enumerate() {
+                slot[p] = Some(super::value(TOOL, &format!("{k}[{p}]"), &x.to_string())?);
+            }
+        }
+    }
+    if cfg == super::switch_linux::PfcConfig::default() {
+        return Err(err(TOOL, "no PFC attribute in the output"));
+    }
+    Ok(cfg)
+}
+
 // ----------------------------------------------------------------- ethtool DEV
 
 /// What plain `ethtool DEV` prints about the link.
@@ -697,6 +766,22 @@ mod tests {
         .unwrap();
         assert_eq!(a.dscp(26), Some(3));
         assert_eq!(a.pcp_prio["1de"], vec![1]);
+    }
+
+    #[test]
+    fn dcb_pfc_json_as_dcb_pfc_c_prints_it() {
+        let c = parse_dcb_pfc_json(
+            r#"{"pfc_cap":8,"macsec_bypass":false,"delay":4096,"prio_pfc":[false,false,false,true,false,false,false,false],"requests":[0,0,0,12,0,0,0,0]}"#,
+        )
+        .unwrap();
+        assert_eq!(c.enabled(), vec![3]);
+        assert_eq!(
+            (c.pfc_cap, c.delay, c.requests[3]),
+            (Some(8), Some(4096), Some(12))
+        );
+        assert!(parse_dcb_pfc_json(r#"{"requests":[-1]}"#).is_err());
+        assert!(parse_dcb_pfc_json(r#"{"prio_pfc":[1,2,3,4,5,6,7,8,9]}"#).is_err());
+        assert!(parse_dcb_pfc_json("{}").is_err());
     }
 
     #[test]
