@@ -690,6 +690,59 @@ fn public_optics() {
     assert_eq!(v["lanes"][0]["tx_power_mw"], 0.7633);
     assert_eq!(v["temperature_c"], Value::Null);
 
+    // CMIS 4.0 QSFP-DD, 4 lanes lit of 8; the mail client wrapped long lines.
+    let v = parse("public/ethtool-m-qsfpdd-cmis4-arista-xdr4-8lane-mail-wrapped.txt");
+    assert!(v["identifier"]
+        .as_str()
+        .unwrap()
+        .starts_with("0x18 (QSFP-DD"));
+    assert_eq!(
+        (
+            v["vendor"].as_str(),
+            v["part_number"].as_str(),
+            v["serial"].as_str()
+        ),
+        (
+            Some("Arista Networks"),
+            Some("QDD-400G-XDR4"),
+            Some("XKT242211481")
+        )
+    );
+    assert_eq!(
+        (v["temperature_c"].as_f64(), v["voltage_v"].as_f64()),
+        (Some(70.49), Some(3.2186))
+    );
+    let lanes = v["lanes"].as_array().unwrap();
+    assert_eq!(lanes.len(), 8);
+    assert_eq!(
+        lanes[3],
+        serde_json::json!({"lane": 4, "tx_bias_ma": 110.1, "tx_power_mw": 1.4387, "tx_power_dbm": 1.58, "rx_power_mw": 1.8215, "rx_power_dbm": 2.6})
+    );
+    assert_eq!(
+        (
+            lanes[0]["rx_power_mw"].as_f64(),
+            lanes[0]["rx_power_dbm"].as_f64()
+        ),
+        (Some(2.2489), Some(3.52))
+    );
+    assert_eq!(
+        (lanes[7]["tx_power_mw"].as_f64(), &lanes[7]["tx_power_dbm"]),
+        (Some(0.0), &Value::Null)
+    );
+    // 70.49 °C is above the module's own 70 °C warning threshold, and it says so.
+    assert_eq!(v["thresholds"]["temperature_c"]["high_warning"], 70.0);
+    assert_eq!(
+        v["flags_on"],
+        serde_json::json!(["Module temperature high warning"])
+    );
+    assert_eq!(
+        v["thresholds"]["tx_bias_ma"],
+        serde_json::json!({"high_alarm": 130.0, "low_alarm": 10.0, "high_warning": 125.0, "low_warning": 15.0})
+    );
+    assert_eq!(v["thresholds"]["rx_power_mw"]["low_alarm"], 0.1288);
+    assert_eq!(v["thresholds"]["voltage_v"]["low_warning"], 3.135);
+    assert_eq!(v["rx_loss_of_signal"], "None");
+
     let v = parse("public/ethtool-m-qsfp28-low-power-dark-inf-netdev.txt");
     for lane in v["lanes"].as_array().unwrap() {
         assert_eq!(lane["rx_power_mw"], 0.0);
