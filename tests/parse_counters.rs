@@ -136,6 +136,10 @@ const TABLE: &[(&str, &str)] = &[
         "ethtool-m",
     ),
     (
+        "public/ethtool-m-qsfpdd-cmis4-arista-xdr4-8lane-mail-wrapped.txt",
+        "ethtool-m",
+    ),
+    (
         "public/ethtool-m-qsfp28-sff8636-4lane-cut-netdev.txt",
         "ethtool-m",
     ),
