@@ -212,3 +212,38 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any text, in any format: a value or an error naming the format,
+        /// never a panic.
+        #[test]
+        fn arbitrary_text_never_panics(text in "(?s).{0,300}", i in 0..FORMATS.len()) {
+            let (name, _) = FORMATS[i];
+            if let Err(e) = parse(name, &text) {
+                prop_assert!(e.0.starts_with(name), "{}", e);
+            }
+        }
+
+        /// Text shaped like the tables, rulers and `key: value` lines the
+        /// parsers look for, with numbers that may be negative, huge or `N/A`.
+        #[test]
+        fn table_shaped_text_never_panics(
+            lines in proptest::collection::vec(
+                "( {0,4}(Port|IFACE|QUEUE|Ethernet[0-9]|NIC statistics:|[a-z_.]{1,12}:|-{2,9}|PFC[0-9]|UC[0-9]|N/A|-?[0-9,]{1,24}|Link detected:|Speed:|dscp-prio|[0-9]{1,3}:[0-9]{1,2}|\\(Channel [0-9]\\)|mW|/)){0,8}",
+                0..12,
+            ),
+            i in 0..FORMATS.len(),
+        ) {
+            let (name, _) = FORMATS[i];
+            let text = lines.join("\n");
+            if let Err(e) = parse(name, &text) {
+                prop_assert!(e.0.starts_with(name), "{}", e);
+            }
+        }
+    }
+}
