@@ -228,6 +228,40 @@ mod tests {
     }
 
     #[test]
+    fn bnxt_port_names_from_bnxt_ethtool_c() {
+        let text = "NIC statistics:\n     [0]: rx_ucast_packets: 5\n     rx_bytes: 100\n     rx_pfc_ena_frames_pri3: 7\n     \
+                    pfc_pri3_rx_duration_us: 40\n     rx_discard_packets_cos2: 1\n     rx_corrected_bits: 12\n     \
+                    rx_fec_uncorrectable_blocks: 0\n     link_down_events: 2\n     rx_bytes_pri3: 64\n";
+        let (d, rs) = parse_ethtool_stats(text).unwrap();
+        assert_eq!(d, Driver::BnxtEn);
+        let got: Vec<_> = rs
+            .iter()
+            .map(|r| (r.vendor.as_str(), r.canonical, r.priority, r.queue, r.value))
+            .collect();
+        use Canonical::*;
+        assert_eq!(
+            got,
+            vec![
+                ("rx_bytes", RxBytes, None, None, 100),
+                ("rx_pfc_ena_frames_pri3", PfcPauseRx, Some(3), None, 7),
+                (
+                    "pfc_pri3_rx_duration_us",
+                    PfcPauseDurationRxUs,
+                    Some(3),
+                    None,
+                    40
+                ),
+                ("rx_discard_packets_cos2", Discards, None, Some(2), 1),
+                ("rx_corrected_bits", FecCorrected, None, None, 12),
+                ("rx_fec_uncorrectable_blocks", FecUncorrected, None, None, 0),
+                ("link_down_events", LinkDown, None, None, 2),
+                ("rx_bytes_pri3", RxBytes, Some(3), None, 64),
+            ],
+            "per-ring `[0]:` counters are skipped"
+        );
+    }
+
+    #[test]
     fn bnxt_damaged_value() {
         let e = parse_ethtool_stats("NIC statistics:\n     tx_pfc_ena_frames_pri3: -1\n")
             .unwrap_err()
