@@ -33,7 +33,7 @@ pub enum Command {
     /// Rebuild junit.xml and report.html from a run directory.
     #[command(after_help = examples::REPORT)]
     Report(ReportArgs),
-    /// Parse a perftest or nccl-tests output file into JSON.
+    /// Parse a perftest, nccl-tests or counter/configuration output file into JSON.
     #[command(after_help = examples::PARSE)]
     Parse(ParseArgs),
     /// Ask every host the plan touches, in one round trip each: reachable,
@@ -195,6 +195,8 @@ pub struct ReportArgs {
 pub enum ParseTool {
     Perftest,
     Nccl,
+    /// A counter or configuration tool's output; --format names which
+    Counters,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -205,6 +207,10 @@ pub struct ParseArgs {
     /// Unit of a perftest --out_json file, which carries none (MB/sec or Gb/sec)
     #[arg(long)]
     pub unit: Option<String>,
+    /// With `counters`: which tool printed the file (ethtool-mlx5, ethtool-m,
+    /// dcb-app, sonic-pfc-counters, …; an unknown name lists them all)
+    #[arg(long)]
+    pub format: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -334,7 +340,9 @@ Examples:
   rocegate parse perftest ib_write_bw.txt
   rocegate parse nccl all_reduce_perf.log | jq .avg_busbw_gbs
   ssh gpu01 ib_write_bw -d mlx5_0 --report_gbits 10.0.0.2 | rocegate parse perftest -
-  rocegate parse perftest --unit Gb/sec out.json";
+  rocegate parse perftest --unit Gb/sec out.json
+  ssh gpu01 ethtool -S eth0 | rocegate parse counters --format ethtool-mlx5 -
+  rocegate parse counters --format sonic-pfc-counters leaf01-pfc.txt";
 
     pub const PREFLIGHT: &str = "\
 Examples:

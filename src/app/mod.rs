@@ -423,10 +423,27 @@ pub fn report(a: &crate::cli::ReportArgs) -> Result<i32, AppError> {
 }
 
 pub fn parse(a: &crate::cli::ParseArgs) -> Result<i32, AppError> {
-    use crate::workload::parse_cmd::{run_parse, ParseTool};
-    let tool = match a.tool {
-        crate::cli::ParseTool::Perftest => ParseTool::Perftest,
-        crate::cli::ParseTool::Nccl => ParseTool::Nccl,
+    use crate::workload::parse_cmd::{run_parse, run_parse_counters, ParseTool};
+    let tool = match (a.tool, a.format.as_deref()) {
+        (crate::cli::ParseTool::Counters, Some(format)) => {
+            let json = run_parse_counters(format, &a.file, a.unit.is_some())
+                .map_err(|e| AppError::Input(e.to_string()))?;
+            out(&format!("{json}\n"));
+            return Ok(PASS);
+        }
+        (crate::cli::ParseTool::Counters, None) => {
+            return Err(AppError::Input(format!(
+                "parse counters: --format is required (formats: {})",
+                crate::counters::formats::names()
+            )))
+        }
+        (_, Some(_)) => {
+            return Err(AppError::Input(
+                "--format applies to `parse counters` only".to_string(),
+            ))
+        }
+        (crate::cli::ParseTool::Perftest, None) => ParseTool::Perftest,
+        (crate::cli::ParseTool::Nccl, None) => ParseTool::Nccl,
     };
     let json =
         run_parse(tool, &a.file, a.unit.as_deref()).map_err(|e| AppError::Input(e.to_string()))?;

@@ -357,7 +357,8 @@ fn hw_counter_reading(name: &str, value: u64) -> Option<Reading> {
         "out_of_buffer" => Drops,
         // RoCE packets received with a bad ICRC.
         "rx_icrc_encapsulated" => CrcErrors,
-        _ => return None,
+        // irdma and bnxt_re name theirs differently.
+        _ => return super::host_nic::rdma_counter(name, value),
     };
     Some(reading(canonical, name, None, value))
 }

@@ -17,7 +17,11 @@
 use serde::{Deserialize, Serialize};
 
 pub mod delta;
+pub mod formats;
 pub mod host;
+pub mod host_cfg;
+pub mod host_nic;
+pub mod optics;
 
 /// The canonical counter names. Per-priority and per-queue counters carry the
 /// priority or queue in [`Reading`], not in the name.
@@ -120,6 +124,82 @@ pub struct Snapshot {
     /// Seconds since the run started (virtual on the emulated fabric).
     pub t_s: f64,
     pub readings: Vec<Reading>,
+}
+
+/// The counters one port, NIC or queue table row printed, as a parser read
+/// them: known names as [`Reading`]s, a known counter printed as `N/A` (or
+/// `--`, `n/a`) in `not_available` (absent, never zero), and the numbers the
+/// canonical vocabulary has no name for in `other`, under the tool's label.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PortReadings {
+    pub port: String,
+    pub readings: Vec<Reading>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_available: Vec<String>,
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub other: std::collections::BTreeMap<String, u64>,
+}
+
+impl PortReadings {
+    pub fn new(port: &str) -> PortReadings {
+        PortReadings {
+            port: port.to_string(),
+            ..Default::default()
+        }
+    }
+}
+
+/// Adds `readings` to the entry for `port` in `ports`, keeping the order in
+/// which ports first appeared (a table printed in two halves, Rx then Tx,
+/// becomes one entry per port).
+pub fn port_entry<'a>(ports: &'a mut Vec<PortReadings>, port: &str) -> &'a mut PortReadings {
+    let i = match ports.iter().position(|p| p.port == port) {
+        Some(i) => i,
+        None => {
+            ports.push(PortReadings::new(port));
+            ports.len() - 1
+        }
+    };
+    &mut ports[i]
+}
+
+/// Reads a counter cell as switch CLIs print it: `N/A`, `n/a` and `--` are
+/// "not available" (`None`); thousands separators (`1,200`) are accepted
+/// only in groups of three; anything else goes through [`value`].
+pub fn cell(tool: &str, name: &str, tok: &str) -> Result<Option<u64>, ParseError> {
+    let t = tok.trim();
+    if matches!(t, "N/A" | "n/a" | "NA" | "--" | "-") {
+        return Ok(None);
+    }
+    if t.contains(',') {
+        let groups: Vec<&str> = t.split(',').collect();
+        let ok = groups[0].len() <= 3
+            && !groups[0].is_empty()
+            && groups[1..].iter().all(|g| g.len() == 3)
+            && groups.iter().all(|g| g.bytes().all(|b| b.is_ascii_digit()));
+        if !ok {
+            return Err(ParseError(format!(
+                "{tool}: {name}: `{t}` is not a possible counter value (misplaced thousands separator); the output is damaged"
+            )));
+        }
+        return value(tool, name, &t.replace(',', "")).map(Some);
+    }
+    value(tool, name, t).map(Some)
+}
+
+/// A short quote of the first non-blank line of `text`, for error messages.
+pub fn first_line(text: &str) -> String {
+    match text.lines().map(str::trim).find(|l| !l.is_empty()) {
+        None => "empty output".into(),
+        Some(l) => {
+            let short: String = l.chars().take(60).collect();
+            if short.len() < l.len() {
+                format!("{short:?}…")
+            } else {
+                format!("{short:?}")
+            }
+        }
+    }
 }
 
 /// Why a tool's output could not be read as counters.

@@ -25,6 +25,11 @@ use crate::counters::{ParseError, Reading};
 use crate::exec::compose::{compose, split};
 use crate::exec::{Invocation, InvocationOutput, Role};
 
+pub mod cumulus;
+pub mod eos;
+pub mod nxos;
+pub mod sonic;
+pub mod table;
 pub mod config;
 pub mod fault;
 pub mod linux;

@@ -92,6 +92,38 @@ pub fn run_parse(tool: ParseTool, path: &str, unit: Option<&str>) -> Result<Stri
     })
 }
 
+/// Parses the file at `path` (`-` reads stdin) as the counter or
+/// configuration `format` (see [`crate::counters::formats`]) and returns
+/// what the parser read as pretty JSON. An unknown format is an error
+/// listing the known ones. `unit_given` is whether `--unit` was given, which only perftest
+/// takes.
+pub fn run_parse_counters(
+    format: &str,
+    path: &str,
+    unit_given: bool,
+) -> Result<String, ParseCmdError> {
+    use crate::counters::formats;
+    if unit_given {
+        return Err(ParseCmdError::Input(
+            "--unit applies to perftest --out_json files only, not to counters".to_string(),
+        ));
+    }
+    if !formats::FORMATS.iter().any(|(n, _)| *n == format) {
+        return Err(ParseCmdError::Input(format!(
+            "--format {format:?}: unknown format (formats: {})",
+            formats::names()
+        )));
+    }
+    let text = read_input(path)?;
+    let display = if path == "-" { "<stdin>" } else { path };
+    let value = formats::parse(format, &text)
+        .map_err(|e| ParseCmdError::Input(format!("{display}: {e}")))?;
+    serde_json::to_string_pretty(&value).map_err(|e| ParseCmdError::Encode {
+        path: display.to_string(),
+        message: e.to_string(),
+    })
+}
+
 /// `Err` unless `text` has a line only `tool` prints (its signature): the
 /// parsers alone would take any prose that says "rdma_cm … failed" for a
 /// fabric failure.

@@ -184,7 +184,7 @@ pub fn parse_ethtool_stats(text: &str) -> Result<Vec<Reading>, ParseError> {
 // ------------------------------------------------------------ ip -s -j link
 
 /// One interface of `ip [-s [-s]] -j link show`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct LinkInfo {
     pub ifname: String,
     /// RFC 2863 state as `ip` prints it: `UP`, `DOWN`, `LOWERLAYERDOWN`, `UNKNOWN`.
@@ -288,7 +288,7 @@ pub fn parse_ip_link_json(text: &str) -> Result<Vec<LinkInfo>, ParseError> {
 
 /// `dcb [-s] pfc show dev X`. Each field is `None` where the output did not
 /// print it (`requests` and `indications` only come with `-s` or when asked).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct PfcConfig {
     pub pfc_cap: Option<u8>,
     pub macsec_bypass: Option<bool>,
@@ -404,7 +404,7 @@ pub fn parse_dcb_pfc(text: &str) -> Result<PfcConfig, ParseError> {
 /// Sizes are as `tc` printed them: `sprint_size` rounds to `Kb`/`Mb` when
 /// the value is within 16 bytes (or 1 KiB) of a multiple, so a parsed size
 /// can differ from the configured one by that much.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RedBand {
     /// `15:`.
     pub handle: String,
