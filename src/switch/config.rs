@@ -5,6 +5,9 @@
 
 use serde::Serialize;
 
+use super::{Answer, Query};
+use crate::counters::ParseError;
+
 /// One thing the audit wanted to learn from a device.
 ///
 /// `NotAvailable` and `Failed` are results, never a silent pass: both name
@@ -81,3 +84,104 @@ pub struct EcnQueue {
     /// Marks ECN-capable packets instead of dropping them.
     pub ecn: bool,
 }
+
+// ------------------------------------------------ reading facts from answers
+// Shared by every platform reached by argv and by the host audit: one rule
+// for what a missing tool, an unsupported read and a damaged answer mean.
+
+/// The first 200 characters of an answer, on one line.
+pub fn excerpt(text: &str) -> String {
+    let t = text.trim();
+    let mut e: String = t.chars().take(200).collect();
+    if e.len() < t.len() {
+        e.push('…');
+    }
+    if e.is_empty() {
+        "nothing".into()
+    } else {
+        format!("`{}`", e.replace('\n', " | "))
+    }
+}
+
+/// The text of an answer that exited 0, or the fact that says why there is
+/// none: a missing tool or an operation the driver does not support is
+/// `NotAvailable`; any other failure is `Failed`.
+pub fn answered<'a, T>(device: &str, q: &Query, a: Option<&'a Answer>) -> Result<&'a str, Fact<T>> {
+    let cmd = q.display();
+    let Some(a) = a else {
+        return Err(Fact::Failed(format!("{device}: `{cmd}` got no answer")));
+    };
+    match a.exit {
+        Some(0) => Ok(&a.text),
+        Some(127) => {
+            let Query::Argv(argv) = q;
+            let tool = argv.first().map(String::as_str).unwrap_or_default();
+            Err(Fact::NotAvailable {
+                tried: vec![cmd.clone()],
+                why: format!(
+                    "{device}: `{tool}` is not installed (`{cmd}` exited 127: {})",
+                    excerpt(&a.text)
+                ),
+            })
+        }
+        Some(code) if a.text.contains("not supported") => Err(Fact::NotAvailable {
+            tried: vec![cmd.clone()],
+            why: format!(
+                "{device}: the driver does not support `{cmd}` (exit {code}: {})",
+                excerpt(&a.text)
+            ),
+        }),
+        // A sysfs knob or /proc file that this driver does not create
+        // (the MLNX_OFED DCQCN files under the inbox mlx5 driver).
+        Some(code) if a.text.contains("No such file or directory") => Err(Fact::NotAvailable {
+            tried: vec![cmd.clone()],
+            why: format!(
+                "{device}: `{cmd}` found nothing to read (exit {code}: {})",
+                excerpt(&a.text)
+            ),
+        }),
+        Some(code)
+            if a.text.contains("Permission denied") || a.text.contains("Operation not permitted") =>
+        {
+            Err(Fact::NotAvailable {
+                tried: vec![cmd.clone()],
+                why: format!(
+                    "{device}: `{cmd}` needs root (exit {code}: {})",
+                    excerpt(&a.text)
+                ),
+            })
+        }
+        Some(code) => Err(Fact::Failed(format!(
+            "{device}: `{cmd}` failed (exit {code}): {}",
+            excerpt(&a.text)
+        ))),
+        None => Err(Fact::Failed(format!(
+            "{device}: `{cmd}` was cut off: {}",
+            excerpt(&a.text)
+        ))),
+    }
+}
+
+/// `answered`, then `parse`; a parse error names the switch, the command,
+/// the reason and what was printed.
+pub fn fact<P, T>(
+    device: &str,
+    q: &Query,
+    a: Option<&Answer>,
+    parse: impl FnOnce(&str) -> Result<P, ParseError>,
+    then: impl FnOnce(P) -> Result<T, String>,
+) -> Fact<T> {
+    let text = match answered(device, q, a) {
+        Ok(t) => t,
+        Err(f) => return f,
+    };
+    match parse(text).map_err(|e| e.0).and_then(then) {
+        Ok(v) => Fact::Known(v),
+        Err(e) => Fact::Failed(format!(
+            "{device}: `{}`: {e}; it printed {}",
+            q.display(),
+            excerpt(text)
+        )),
+    }
+}
+

@@ -11,6 +11,7 @@
 
 use super::counters::{parse_dcb_pfc, parse_ip_link_json, parse_tc_qdisc, LinkInfo};
 use crate::counters::ParseError;
+use crate::switch::config::fact;
 use crate::switch::{Answer, EcnQueue, Fact, PortSettings, Query, SwitchConfig};
 
 /// Per port, in this order.
@@ -88,82 +89,6 @@ pub fn parse_ethtool_link(text: &str) -> Result<EthtoolLink, ParseError> {
         }
     }
     Ok(link)
-}
-
-/// The first 200 characters of an answer, on one line.
-fn excerpt(text: &str) -> String {
-    let t = text.trim();
-    let mut e: String = t.chars().take(200).collect();
-    if e.len() < t.len() {
-        e.push('…');
-    }
-    if e.is_empty() {
-        "nothing".into()
-    } else {
-        format!("`{}`", e.replace('\n', " | "))
-    }
-}
-
-/// The text of an answer that exited 0, or the fact that says why there is
-/// none: a missing tool or an operation the driver does not support is
-/// `NotAvailable`; any other failure is `Failed`.
-fn answered<'a, T>(switch: &str, q: &Query, a: Option<&'a Answer>) -> Result<&'a str, Fact<T>> {
-    let cmd = q.display();
-    let Some(a) = a else {
-        return Err(Fact::Failed(format!("{switch}: `{cmd}` got no answer")));
-    };
-    match a.exit {
-        Some(0) => Ok(&a.text),
-        Some(127) => {
-            let Query::Argv(argv) = q;
-            let tool = argv.first().map(String::as_str).unwrap_or_default();
-            Err(Fact::NotAvailable {
-                tried: vec![cmd.clone()],
-                why: format!(
-                    "{switch}: `{tool}` is not installed (`{cmd}` exited 127: {})",
-                    excerpt(&a.text)
-                ),
-            })
-        }
-        Some(code) if a.text.contains("not supported") => Err(Fact::NotAvailable {
-            tried: vec![cmd.clone()],
-            why: format!(
-                "{switch}: the driver does not support `{cmd}` (exit {code}: {})",
-                excerpt(&a.text)
-            ),
-        }),
-        Some(code) => Err(Fact::Failed(format!(
-            "{switch}: `{cmd}` failed (exit {code}): {}",
-            excerpt(&a.text)
-        ))),
-        None => Err(Fact::Failed(format!(
-            "{switch}: `{cmd}` was cut off: {}",
-            excerpt(&a.text)
-        ))),
-    }
-}
-
-/// `answered`, then `parse`; a parse error names the switch, the command,
-/// the reason and what was printed.
-fn fact<P, T>(
-    switch: &str,
-    q: &Query,
-    a: Option<&Answer>,
-    parse: impl FnOnce(&str) -> Result<P, ParseError>,
-    then: impl FnOnce(P) -> Result<T, String>,
-) -> Fact<T> {
-    let text = match answered(switch, q, a) {
-        Ok(t) => t,
-        Err(f) => return f,
-    };
-    match parse(text).map_err(|e| e.0).and_then(then) {
-        Ok(v) => Fact::Known(v),
-        Err(e) => Fact::Failed(format!(
-            "{switch}: `{}`: {e}; it printed {}",
-            q.display(),
-            excerpt(text)
-        )),
-    }
 }
 
 fn one_link(port: &str, links: Vec<LinkInfo>) -> Result<LinkInfo, String> {
