@@ -40,6 +40,11 @@ pub enum Command {
     /// tools and versions, RDMA devices, GID tables, clock skew.
     #[command(after_help = examples::PREFLIGHT)]
     Preflight(PreflightArgs),
+    /// Audit configuration and cabling before any load: NIC firmware,
+    /// driver, link, MTU, PFC, DSCP trust and map, GID, DCQCN, optics; switch
+    /// PFC, ECN, MTU, NOS, PFC watchdog; every cable by LLDP.
+    #[command(after_help = examples::AUDIT)]
+    Audit(AuditArgs),
     /// Run one command on many hosts at once over the inventory's transport
     /// (pdsh-style output: `host: line`).
     #[command(after_help = examples::EXEC)]
@@ -68,6 +73,25 @@ pub struct PreflightArgs {
     /// Print JSON instead of a table
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct AuditArgs {
+    /// Inventory file [default: inventory/emulated.yaml, or the built-in copy]
+    #[arg(long, short = 'i')]
+    pub inventory: Option<String>,
+    /// Only these nodes (hostlist), and the switches they reach [default: every node]
+    #[arg(long)]
+    pub nodes: Option<String>,
+    /// Only these checks or dotted prefixes (`nic.pfc`, `cabling`, `optics`), repeatable
+    #[arg(long = "check")]
+    pub checks: Vec<String>,
+    /// Print every finding as JSON (one array) instead of the table
+    #[arg(long)]
+    pub json: bool,
+    /// Seed for the emulated transport
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -348,6 +372,18 @@ Examples:
 Examples:
   rocegate preflight -i inventory/lab.yaml -s suites/lab.yaml
   rocegate preflight -i pod.yaml --nodes 'gpu[001-064]' --json";
+
+    pub const AUDIT: &str = "\
+Examples:
+  rocegate audit                                   # the embedded emulated pod
+  rocegate audit -i inventory/emulated-defects.yaml
+  rocegate audit -i pod.yaml --nodes 'gpu[001-032]' --check cabling --check nic.pfc
+  rocegate audit -i pod.yaml --json | jq '.[] | select(.outcome != \"ok\")'
+
+Exit status: 0 when every component passes under the default gate policy
+(a check no source answers is `not available` and warns), 1 when any check
+deviates or could not be read, 2 on bad input. `rocegate run --only audit`
+runs the same audit as a test and keeps every raw answer as evidence.";
 
     pub const EXEC: &str = "\
 Examples:

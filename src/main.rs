@@ -17,6 +17,7 @@ fn main() {
                 Command::Report(a) => app::report(&a),
                 Command::Parse(a) => app::parse(&a),
                 Command::Preflight(a) => app::remote::preflight_cmd(&a),
+                Command::Audit(a) => app::remote::audit_cmd(&a),
                 Command::Exec(a) => app::remote::exec_cmd(&a),
                 Command::Recover(a) => app::faults::recover(&a),
                 Command::Inventory(InventoryCommand::Generate(a)) => app::generate_inventory(&a),

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use crate::audit::preflight::{self, HostReport};
-use crate::cli::{ExecArgs, PreflightArgs};
+use crate::cli::{AuditArgs, ExecArgs, PreflightArgs};
 use crate::config::inventory::TransportSpec;
 use crate::config::model::Inventory;
 use crate::config::units::parse_duration;
@@ -184,6 +184,63 @@ pub fn preflight_cmd(a: &PreflightArgs) -> Result<i32, AppError> {
     }
     let ready = reports.iter().all(|r| r.problems.is_empty()) && notes.is_empty();
     Ok(if ready { PASS } else { GATE_FAILED })
+}
+
+/// `rocegate audit`: the configuration and cabling audit on its own, over
+/// the inventory's transport, judged under the default gate policy. Prints
+/// every component that is not as expected, with each finding, then a
+/// count; exits 1 when any verdict fails the default gate.
+pub fn audit_cmd(a: &AuditArgs) -> Result<i32, AppError> {
+    let (path, text) = inputs::read(a.inventory.as_deref(), inputs::DEFAULT_INVENTORY)?;
+    let inv = crate::config::check::parse_inventory(&path, &text)?;
+    let nodes: Vec<crate::config::model::NodeId> = match &a.nodes {
+        None => (0..inv.nodes.len()).collect(),
+        Some(expr) => crate::config::hostlist::expand(expr)
+            .map_err(|e| AppError::Input(format!("--nodes: {e}")))?
+            .iter()
+            .map(|n| {
+                inv.node_by_name.get(n).copied().ok_or_else(|| {
+                    AppError::Input(format!("--nodes: node \"{n}\" is not in {path}"))
+                })
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    for (i, c) in a.checks.iter().enumerate() {
+        let family = c.split('.').next().unwrap_or_default();
+        if !["nic", "switch", "cabling", "optics"].contains(&family) {
+            return Err(AppError::Input(format!(
+                "--check {c}: checks start with nic, switch, cabling or optics (argument {})",
+                i + 1
+            )));
+        }
+    }
+    let opts = crate::audit::Options {
+        checks: a.checks.clone(),
+        ..Default::default()
+    };
+    let t = transport(&inv, a.seed, 0.0, None)?;
+    let rt = runtime()?;
+    let cancel = cancel_on_signal(&rt, "rocegate: interrupted: stopping the audit");
+    let findings = rt.block_on(crate::audit::run(
+        t.as_ref(),
+        &inv,
+        &nodes,
+        "audit",
+        &opts,
+        cancel,
+        &mut |_, _| None,
+    ));
+    let gate = crate::config::suite::Gate::default();
+    let verdicts = crate::score::findings::verdicts(&gate, "audit", &findings);
+    if a.json {
+        out(&(serde_json::to_string_pretty(&findings).unwrap_or_default() + "\n"));
+    } else {
+        out(&crate::report::audit_text(&gate, &findings, &verdicts));
+    }
+    let failed = verdicts
+        .iter()
+        .any(|v| crate::score::fails_gate(&gate, v.verdict));
+    Ok(if failed { GATE_FAILED } else { PASS })
 }
 
 /// `rocegate exec -- CMD`: runs one command on every chosen host at once

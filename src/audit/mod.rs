@@ -1,5 +1,349 @@
 //! Checks before load: the preflight (can every host be reached, are its
 //! tools, devices and clock ready) and, beside it, the configuration and
 //! cabling audit.
+//!
+//! The audit asks every node and every switch it covers once, all at once
+//! (each host's reads composed into one command: one round trip), and
+//! compares what came back with the inventory: per NIC firmware and driver
+//! (against the inventory and the majority of the same model), link speed,
+//! MTU, PFC, trust and the DSCP map, the RoCE v2 GID, DCQCN and the optics;
+//! per switch port PFC, ECN, MTU, link and optics, per switch its NOS and
+//! PFC watchdog; every cable by LLDP from both ends. It produces
+//! [`Finding`]s only; `score::findings` turns them into verdicts.
 
+pub mod cabling;
+pub mod checks;
+pub mod host;
 pub mod preflight;
+pub mod switches;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use crate::config::model::{End, Inventory, NodeId, SwitchId};
+use crate::config::suite::AuditSpec;
+use crate::exec::{Cancel, InvocationOutput, StepCommands, Transport};
+use crate::report::events::{Finding, Outcome};
+use crate::switch::{self, Answer, Query};
+use cabling::{Heard, Observation};
+use checks::Seen;
+
+/// How long one host's reads may take, connection included.
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The audit's knobs, with their defaults filled in.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Check names or dotted prefixes to run; all when empty.
+    pub checks: Vec<String>,
+    pub ecn_tolerance_pct: f64,
+    pub weak_lane_db: f64,
+    /// DSCPs the suite's perftest tests send with `--tclass`.
+    pub tclass_dscps: Vec<u8>,
+}
+
+impl From<&AuditSpec> for Options {
+    fn from(a: &AuditSpec) -> Self {
+        Options {
+            checks: a.checks.clone(),
+            ecn_tolerance_pct: a.ecn_tolerance_pct.unwrap_or(10.0),
+            weak_lane_db: a.weak_lane_db.unwrap_or(3.0),
+            tclass_dscps: Vec::new(),
+        }
+    }
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options::from(&AuditSpec::default())
+    }
+}
+
+/// Who the audit asks.
+#[derive(Debug, Clone)]
+enum Target {
+    Node(NodeId),
+    /// A switch and the inventory ports on it.
+    Switch(SwitchId, Vec<String>),
+    /// A switch whose platform is not built: nothing to send, one finding.
+    Unbuilt(SwitchId, String),
+}
+
+/// The nodes given and the switches they reach: their leaves and whatever
+/// those leaves are cabled to (the spines).
+fn targets(inv: &Inventory, nodes: &[NodeId]) -> Vec<Target> {
+    let mut switches: BTreeSet<SwitchId> = BTreeSet::new();
+    for &nd in nodes {
+        for &n in &inv.nodes[nd].nics {
+            if let Some((s, _)) = inv.nic_leaf(n) {
+                switches.insert(s);
+            }
+        }
+    }
+    let leaves: Vec<SwitchId> = switches.iter().copied().collect();
+    for s in leaves {
+        for &l in &inv.switches[s].links {
+            for end in [&inv.links[l].a, &inv.links[l].b] {
+                if let End::Port { switch, .. } = end {
+                    switches.insert(*switch);
+                }
+            }
+        }
+    }
+    let mut out: Vec<Target> = nodes.iter().map(|&n| Target::Node(n)).collect();
+    for s in switches {
+        let sw = &inv.switches[s];
+        match switch::platform(sw.driver) {
+            Ok(_) => {
+                let ports = sw
+                    .links
+                    .iter()
+                    .flat_map(|&l| [&inv.links[l].a, &inv.links[l].b])
+                    .filter_map(|e| match e {
+                        End::Port { switch, port } if *switch == s => Some(port.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                out.push(Target::Switch(s, ports));
+            }
+            Err(e) => out.push(Target::Unbuilt(s, e.to_string())),
+        }
+    }
+    out
+}
+
+fn host_of(inv: &Inventory, t: &Target) -> String {
+    match t {
+        Target::Node(n) => inv.nodes[*n].name.clone(),
+        Target::Switch(s, _) | Target::Unbuilt(s, _) => inv.switches[*s].name.clone(),
+    }
+}
+
+fn queries_of(inv: &Inventory, t: &Target) -> Vec<Query> {
+    match t {
+        Target::Node(n) => host::queries(inv, *n),
+        Target::Switch(s, ports) => switches::queries(inv, *s, ports),
+        Target::Unbuilt(..) => Vec::new(),
+    }
+}
+
+/// Runs the audit of `nodes` (and the switches they reach) through
+/// `transport` and returns its findings. `write_raw(rel, text)` stores a
+/// host's raw answers and returns their path for evidence.
+pub async fn run(
+    transport: &dyn Transport,
+    inv: &Inventory,
+    nodes: &[NodeId],
+    test: &str,
+    opts: &Options,
+    cancel: Cancel,
+    write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
+) -> Vec<Finding> {
+    let targets = targets(inv, nodes);
+    let mut sent: Vec<(usize, Vec<Query>)> = Vec::new();
+    let mut batch: Vec<StepCommands> = Vec::new();
+    for (i, t) in targets.iter().enumerate() {
+        let qs = queries_of(inv, t);
+        if qs.is_empty() {
+            continue;
+        }
+        let inv_ = switch::invocation(&host_of(inv, t), &qs, TIMEOUT, Duration::ZERO);
+        batch.push(StepCommands {
+            invocations: vec![inv_],
+        });
+        sent.push((i, qs));
+    }
+    let outs = transport.run_batch(&batch, cancel).await;
+    let mut answers: BTreeMap<usize, (Vec<Answer>, Option<String>, Option<String>)> = BTreeMap::new();
+    for (k, ((i, qs), out)) in sent.iter().zip(outs).enumerate() {
+        let o: InvocationOutput = out.first().cloned().unwrap_or_default();
+        let rel = crate::report::raw::rel_path(test, 0, 0, k);
+        let evidence = write_raw(&rel, crate::report::raw::render(&batch[k], &out));
+        let failure = o.failure.as_ref().map(|f| {
+            format!("{}: the audit's reads got no answer: {}", host_of(inv, &targets[*i]), preflight::failure_text(f))
+        });
+        answers.insert(*i, (switch::answers(qs, &o), evidence, failure));
+    }
+    judge(inv, &targets, &answers, test, opts)
+}
+
+/// Findings from every target's answers.
+fn judge(
+    inv: &Inventory,
+    targets: &[Target],
+    answers: &BTreeMap<usize, (Vec<Answer>, Option<String>, Option<String>)>,
+    test: &str,
+    opts: &Options,
+) -> Vec<Finding> {
+    let mut out: Vec<Finding> = Vec::new();
+    let mut lldp: Vec<Observation> = Vec::new();
+    let mut firmware: Vec<(String, String, String)> = Vec::new();
+    let mut drivers: Vec<(String, String, String)> = Vec::new();
+    let mut nos: Vec<(String, String, String)> = Vec::new();
+    let mut by_component: BTreeMap<String, (String, Vec<String>)> = BTreeMap::new();
+    let none = (Vec::new(), None, None);
+    for (i, t) in targets.iter().enumerate() {
+        let (ans, evidence, failure) = answers.get(&i).unwrap_or(&none);
+        let evidence: Vec<String> = evidence.iter().cloned().collect();
+        let host = host_of(inv, t);
+        if let Some(why) = failure {
+            out.push(Finding {
+                test: test.into(),
+                check: "audit.reach".into(),
+                component: host.clone(),
+                host: host.clone(),
+                outcome: Outcome::Error,
+                observed: None,
+                expected: None,
+                message: why.clone(),
+                sources: Vec::new(),
+                needs_root: false,
+                round: None,
+                evidence: evidence.clone(),
+            });
+            continue;
+        }
+        match t {
+            Target::Unbuilt(_, why) => {
+                let seen = Seen {
+                    test,
+                    component: host.clone(),
+                    host: host.clone(),
+                    evidence,
+                };
+                out.push(seen.finding("switch.config", Outcome::NotAvailable, format!("{host}: {why}")));
+            }
+            Target::Node(n) => {
+                let facts = host::parse(inv, *n, ans);
+                for nf in &facts.nics {
+                    let c = inv.nic_name(nf.nic);
+                    by_component.insert(c.clone(), (host.clone(), evidence.clone()));
+                    if let Some(info) = nf.info.known() {
+                        let group = match nf.model.known() {
+                            Some(m) => format!("{} {}", m.hca_type, m.board_id),
+                            None => info.driver.clone(),
+                        };
+                        if let Some(fw) = info.firmware_version() {
+                            firmware.push((c.clone(), group.clone(), fw.to_string()));
+                        }
+                        if let Some(v) = &info.version {
+                            drivers.push((c.clone(), info.driver.clone(), format!("{} {v}", info.driver)));
+                        }
+                    }
+                    let seen = Seen {
+                        test,
+                        component: c.clone(),
+                        host: host.clone(),
+                        evidence: evidence.clone(),
+                    };
+                    out.extend(checks::nic_findings(inv, nf, &seen, opts));
+                    lldp.push(host_observation(inv, nf, &facts.lldp, &host, &evidence));
+                }
+                // Reads that went wrong for the whole NIC (firmware) are
+                // reported here; homogeneity needs every NIC first.
+                for nf in &facts.nics {
+                    if nf.info.known().is_none() {
+                        let seen = Seen {
+                            test,
+                            component: inv.nic_name(nf.nic),
+                            host: host.clone(),
+                            evidence: evidence.clone(),
+                        };
+                        let src = nf.sources.get("firmware").cloned().unwrap_or_default();
+                        // Not known: judge() reports why and never calls the closure.
+                        out.push(seen.judge("nic.firmware", &nf.info, &src, |_| {
+                            (Outcome::Ok, String::new(), String::new(), String::new())
+                        }));
+                    }
+                }
+            }
+            Target::Switch(s, ports) => {
+                let (fs, obs, version) = switches::switch_findings(inv, *s, ports, ans, test, &evidence, opts);
+                out.extend(fs);
+                lldp.extend(obs);
+                if let Some(v) = version {
+                    let p = inv.switches[*s].driver.name().to_string();
+                    nos.push((host.clone(), p, v));
+                }
+                by_component.insert(host.clone(), (host.clone(), evidence.clone()));
+            }
+        }
+    }
+    let versions = &inv.fabric.versions;
+    for (check, what, members, want) in [
+        ("nic.firmware", "firmware", &firmware, versions.nic_firmware.as_deref()),
+        ("nic.driver", "driver", &drivers, versions.driver.as_deref()),
+        ("switch.nos", "NOS", &nos, versions.nos.as_deref()),
+    ] {
+        for (c, (outcome, observed, expected, message)) in checks::homogeneity(what, members, want) {
+            let (host, evidence) = by_component.get(&c).cloned().unwrap_or_default();
+            let seen = Seen {
+                test,
+                component: c.clone(),
+                host,
+                evidence,
+            };
+            let mut f = seen.finding(check, outcome, message);
+            f.observed = Some(observed);
+            f.expected = Some(expected);
+            f.sources = vec![match check {
+                "switch.nos" => "the platform's version read".to_string(),
+                _ => "ethtool -i".to_string(),
+            }];
+            out.push(f);
+        }
+    }
+    out.extend(cabling::findings(test, &lldp));
+    out.retain(|f| opts.checks.is_empty() || crate::score::findings::listed(&opts.checks, &f.check) || f.check == "audit.reach");
+    out
+}
+
+/// What a NIC's host heard on it by LLDP.
+fn host_observation(
+    inv: &Inventory,
+    nf: &host::NicFacts,
+    lldp: &switch::Fact<Vec<crate::counters::host::LldpNeighbor>>,
+    host: &str,
+    evidence: &[String],
+) -> Observation {
+    let nic = &inv.nics[nf.nic];
+    let expected = nic
+        .uplink
+        .map(|l| {
+            let link = &inv.links[l];
+            let peer = if link.a == End::Nic(nf.nic) { &link.b } else { &link.a };
+            inv.end_name(peer)
+        })
+        .unwrap_or_else(|| "no cable in the inventory".into());
+    let link_down = nf.link.known().and_then(|l| l.link_detected) == Some(false);
+    let heard = match lldp {
+        switch::Fact::Known(ns) => match ns.iter().find(|n| n.interface == nic.netdev) {
+            Some(n) => switches::resolve_neighbor(inv, n),
+            None if link_down => Heard::Unread {
+                outcome: Outcome::NotAvailable,
+                why: format!("{}: no LLDP neighbour: the link is down", inv.nic_name(nf.nic)),
+                tried: vec!["lldpctl -f json0".into()],
+            },
+            None => Heard::Nothing,
+        },
+        switch::Fact::NotAvailable { tried, why } => Heard::Unread {
+            outcome: Outcome::NotAvailable,
+            why: why.clone(),
+            tried: tried.clone(),
+        },
+        switch::Fact::Failed(e) => Heard::Unread {
+            outcome: Outcome::Error,
+            why: e.clone(),
+            tried: vec!["lldpctl -f json0".into()],
+        },
+    };
+    Observation {
+        local: inv.nic_name(nf.nic),
+        host: host.to_string(),
+        expected,
+        rail: Some(nic.rail),
+        heard,
+        sources: vec!["lldpctl -f json0".into()],
+        evidence: evidence.to_vec(),
+    }
+}

@@ -195,6 +195,14 @@ pub fn targets(inv: &Inventory, suite: &Suite, plan: &Plan) -> Vec<Target> {
                 }
                 Vec::new()
             }
+            // The audit says itself which of its tools a host lacks (a
+            // check it cannot answer is `not available`, never an error).
+            TestKind::Audit(_) => {
+                for &n in &tp.nodes {
+                    nodes.entry(n).or_default();
+                }
+                Vec::new()
+            }
         };
         for step in tp.rounds.iter().flatten() {
             for nic in step.nics(inv) {
@@ -365,7 +373,7 @@ pub fn parse(t: &Target, out: &InvocationOutput, sent: f64, received: f64) -> Ho
     r
 }
 
-fn failure_text(f: &ExecFailure) -> String {
+pub(crate) fn failure_text(f: &ExecFailure) -> String {
     match f {
         ExecFailure::Unreachable(m) => format!("unreachable: {m}"),
         ExecFailure::AuthRefused(m) => format!("authentication refused: {m}"),

@@ -19,6 +19,7 @@ pub struct Suite {
     pub name: String,
     pub description: Option<String>,
     pub gate: Gate,
+    pub ledger: LedgerSpec,
     pub max_concurrent: Option<usize>,
     pub tests: Vec<Test>,
     /// Every selector of the suite with the names it resolved to.
@@ -48,6 +49,7 @@ pub enum TestKind {
     Nccl(NcclSpec),
     Iperf(IperfSpec),
     Fault(Fault),
+    Audit(crate::config::suite::AuditSpec),
 }
 
 impl TestKind {
@@ -57,7 +59,14 @@ impl TestKind {
             TestKind::Nccl(_) => "nccl",
             TestKind::Iperf(_) => "iperf",
             TestKind::Fault(_) => "fault",
+            TestKind::Audit(_) => "audit",
         }
+    }
+
+    /// Tests without traffic steps of their own (a fault runs during
+    /// another test; the audit reads configuration).
+    pub fn has_steps(&self) -> bool {
+        !matches!(self, TestKind::Fault(_) | TestKind::Audit(_))
     }
 }
 
@@ -155,7 +164,7 @@ fn default_metric(kind: &TestKind) -> Option<Metric> {
         TestKind::Perftest(_) => Some(Metric::TTypicalUs),
         TestKind::Nccl(_) => Some(Metric::BusbwGbs),
         TestKind::Iperf(_) => Some(Metric::ThroughputGbps),
-        TestKind::Fault(_) => None,
+        TestKind::Fault(_) | TestKind::Audit(_) => None,
     }
 }
 
@@ -244,6 +253,27 @@ fn check_suite(
     if let Some(0) = raw.defaults.max_concurrent {
         sink.error("defaults.max_concurrent", "must be at least 1");
     }
+    let l = &raw.ledger;
+    if l.max_events_per_fault == 0 {
+        sink.error(
+            "ledger.max_events_per_fault",
+            "must be at least 1 (a flap takes its link down once)",
+        );
+    }
+    for (key, v) in [
+        ("max_pre_fec_ber", l.max_pre_fec_ber),
+        ("max_fcs_per_frame", l.max_fcs_per_frame),
+    ] {
+        if !(v > 0.0 && v < 1.0) {
+            sink.error(
+                format!("ledger.{key}"),
+                "must be a rate above 0 and below 1 (e.g. 1e-5)",
+            );
+        }
+    }
+    if !(l.ecmp_imbalance_pct > 0.0 && l.ecmp_imbalance_pct.is_finite()) {
+        sink.error("ledger.ecmp_imbalance_pct", "must be above 0");
+    }
     if let Some(0) = raw.defaults.repeat {
         sink.error("defaults.repeat", "must be at least 1");
     }
@@ -278,6 +308,7 @@ fn check_suite(
             t.nccl.as_ref().map(|_| "nccl"),
             t.iperf.as_ref().map(|_| "iperf"),
             t.fault.as_ref().map(|_| "fault"),
+            t.audit.as_ref().map(|_| "audit"),
         ]
         .into_iter()
         .flatten()
@@ -293,6 +324,9 @@ fn check_suite(
                 } else if let Some(ip) = &t.iperf {
                     check_iperf(ip, &base, sink);
                     TestKind::Iperf(ip.clone())
+                } else if let Some(a) = &t.audit {
+                    check_audit(a, &base, sink);
+                    TestKind::Audit(a.clone())
                 } else {
                     let f = t.fault.as_ref().expect("one kind is set");
                     match check_fault(f, &base, i, &names, &raw.tests, inv, sink, sel) {
@@ -305,7 +339,7 @@ fn check_suite(
                 sink.error(
                     base.clone(),
                     format!(
-                        "test \"{}\" has no kind: add one of perftest, nccl, iperf, fault",
+                        "test \"{}\" has no kind: add one of perftest, nccl, iperf, fault, audit",
                         t.name
                     ),
                 );
@@ -396,10 +430,10 @@ fn check_suite(
             sink.error(format!("{base}.repeat"), "must be at least 1");
         }
         if let Some(c) = &t.counters {
-            if matches!(kind, TestKind::Fault(_)) {
+            if !kind.has_steps() {
                 sink.error(
                     format!("{base}.counters"),
-                    "a fault has no steps of its own to sample; sample its target test instead",
+                    "a fault or an audit has no steps of its own to sample; sample a traffic test instead",
                 );
             }
             if c.samples.is_some_and(|n| n == 0 || n > 10_000) {
@@ -438,6 +472,7 @@ fn check_suite(
         name: raw.suite.name.clone(),
         description: raw.suite.description.clone(),
         gate: raw.gate.clone(),
+        ledger: raw.ledger.clone(),
         max_concurrent: raw.defaults.max_concurrent,
         tests,
         selections: std::mem::take(&mut sel.found),
@@ -570,6 +605,35 @@ fn check_nccl(n: &NcclSpec, base: &str, sink: &mut Sink) {
     }
 }
 
+fn check_audit(a: &crate::config::suite::AuditSpec, base: &str, sink: &mut Sink) {
+    const FAMILIES: [&str; 4] = ["nic", "switch", "cabling", "optics"];
+    for (i, c) in a.checks.iter().enumerate() {
+        let family = c.split('.').next().unwrap_or_default();
+        if !FAMILIES.contains(&family) {
+            sink.error(
+                format!("{base}.audit.checks[{i}]"),
+                format!(
+                    "unknown check {}: checks start with {}",
+                    quote(c),
+                    FAMILIES.join(", ")
+                ),
+            );
+        }
+    }
+    if a.ecn_tolerance_pct.is_some_and(|t| !(0.0..=100.0).contains(&t)) {
+        sink.error(
+            format!("{base}.audit.ecn_tolerance_pct"),
+            "must be between 0 and 100",
+        );
+    }
+    if a.weak_lane_db.is_some_and(|d| !(d > 0.0 && d <= 30.0)) {
+        sink.error(
+            format!("{base}.audit.weak_lane_db"),
+            "must be above 0 and at most 30 dB",
+        );
+    }
+}
+
 fn check_pattern(t: &TestSpec, kind: &TestKind, base: &str, sink: &mut Sink) {
     let p = format!("{base}.pattern");
     match (kind, &t.pattern) {
@@ -577,7 +641,11 @@ fn check_pattern(t: &TestSpec, kind: &TestKind, base: &str, sink: &mut Sink) {
             p,
             "a fault test has no pattern; it runs during the test named by fault.during",
         ),
-        (TestKind::Fault(_), None) | (TestKind::Nccl(_), None) => {}
+        (TestKind::Audit(_), Some(_)) => sink.error(
+            p,
+            "an audit has no pattern; it reads every node the test selects and the switches they reach",
+        ),
+        (TestKind::Fault(_) | TestKind::Audit(_), None) | (TestKind::Nccl(_), None) => {}
         (_, None) => sink.error(
             p,
             "missing pattern (rail-pairs, full-mesh, random, incast, per-leaf, cross-leaf)",

@@ -15,7 +15,67 @@ pub struct SuiteFile {
     pub gate: Gate,
     #[serde(default)]
     pub defaults: Defaults,
+    /// The counter ledger every traffic round keeps, and its rules.
+    #[serde(default)]
+    pub ledger: LedgerSpec,
     pub tests: Vec<TestSpec>,
+}
+
+/// The counter ledger: a snapshot of every NIC and switch port a round's
+/// flows can cross before the round and one after it, every round of every
+/// traffic test, and the rules its changes are judged by (see
+/// `score::counters`). On by default.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerSpec {
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Link-down events allowed on a flapped port and on its peer per
+    /// injection (real optics may retrain twice); outside a fault's blast
+    /// radius none is allowed.
+    #[serde(default = "default_link_downs")]
+    pub max_events_per_fault: u32,
+    /// Pre-FEC bit error rate (corrected bits over lane rate × seconds)
+    /// above which a cable is failing. Healthy 400G PAM4 links sit around
+    /// 1e-8 to 1e-6; RS(544,514) stops coping near 2.4e-4.
+    #[serde(default = "default_pre_fec_ber")]
+    pub max_pre_fec_ber: f64,
+    /// FCS errors per frame received above which a cable fails; below it,
+    /// any FCS error warns.
+    #[serde(default = "default_fcs")]
+    pub max_fcs_per_frame: f64,
+    /// How far the busiest uplink of a leaf may carry above the mean of its
+    /// uplinks in one window, in percent, before it is named hot.
+    #[serde(default = "default_ecmp")]
+    pub ecmp_imbalance_pct: f64,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_link_downs() -> u32 {
+    2
+}
+fn default_pre_fec_ber() -> f64 {
+    1e-5
+}
+fn default_fcs() -> f64 {
+    1e-10
+}
+fn default_ecmp() -> f64 {
+    100.0
+}
+
+impl Default for LedgerSpec {
+    fn default() -> Self {
+        LedgerSpec {
+            enabled: true,
+            max_events_per_fault: default_link_downs(),
+            max_pre_fec_ber: default_pre_fec_ber(),
+            max_fcs_per_frame: default_fcs(),
+            ecmp_imbalance_pct: default_ecmp(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -91,7 +151,8 @@ pub struct Defaults {
     pub max_concurrent: Option<usize>,
 }
 
-/// One test. Exactly one of `perftest`, `nccl`, `iperf`, `fault` says its kind.
+/// One test. Exactly one of `perftest`, `nccl`, `iperf`, `fault`, `audit`
+/// says its kind.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TestSpec {
@@ -106,6 +167,8 @@ pub struct TestSpec {
     pub iperf: Option<IperfSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<FaultSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit: Option<AuditSpec>,
     #[serde(
         default,
         deserialize_with = "super::tagged::option",
@@ -388,6 +451,26 @@ impl IperfSpec {
     pub fn interval_s(&self) -> f64 {
         self.interval.map(|i| i.secs_f64()).unwrap_or(1.0)
     }
+}
+
+/// The configuration and cabling audit: reads every node's NICs and every
+/// switch the test's nodes reach, before any load, and compares them with the
+/// inventory's RoCE profile, versions and links (see `src/audit/`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditSpec {
+    /// Only these checks (or dotted prefixes: `nic`, `switch.ecn`,
+    /// `cabling`, `optics`); all of them when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<String>,
+    /// How far a switch's ECN thresholds may be from the profile's, in
+    /// percent (switches round thresholds to buffer cells). Default 10.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_tolerance_pct: Option<f64>,
+    /// Optics: a lane whose Rx power is this many dB below the median of
+    /// its module's lit lanes is weak (a dirty or damaged fibre). Default 3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weak_lane_db: Option<f64>,
 }
 
 /// A fault injected while another test runs. The same syntax drives the

@@ -73,6 +73,10 @@ fn step_line_rate(inv: &Inventory, step: &Step) -> f64 {
         .min(1e6)
 }
 
+/// The audit: one round trip to every node and switch at once, each a
+/// few dozen short reads (`ethtool`, `dcb`, sysfs, `ethtool -m`).
+pub const AUDIT: Duration = Duration::from_secs(10);
+
 /// Estimated duration of one round of `test`.
 pub fn round_duration(test: &Test, inv: &Inventory, round: &Round) -> Duration {
     round

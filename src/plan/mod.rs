@@ -78,6 +78,9 @@ pub struct TestPlan {
     /// Index into `Suite::tests`.
     pub test: usize,
     pub rounds: Vec<Round>,
+    /// The nodes the test may use once narrowing is applied, in inventory
+    /// order (what an audit reads).
+    pub nodes: Vec<NodeId>,
     pub estimate: Duration,
     /// Fair shares of every step, for a test whose thresholds are written
     /// relative to them (`expect.fair_share`).
@@ -182,7 +185,7 @@ fn rounds_for(test: &Test, inv: &Inventory, nodes: &[NodeId], seed: u64) -> Vec<
     let rails = &test.rails;
     let collective = matches!(test.kind, TestKind::Nccl(_));
     match (&test.kind, &test.pattern) {
-        (TestKind::Fault(_), _) => Vec::new(),
+        (TestKind::Fault(_) | TestKind::Audit(_), _) => Vec::new(),
         (TestKind::Nccl(_), None) => patterns::all_nodes(nodes, rails),
         (_, None) => Vec::new(),
         (_, Some(p)) => match p {
@@ -243,14 +246,17 @@ pub fn build(
             .filter(|n| node_set.contains(n))
             .collect();
         let rounds = cap_rounds(rounds_for(test, inv, &nodes, seed), suite.max_concurrent);
-        if rounds.is_empty() && !matches!(test.kind, TestKind::Fault(_)) {
+        if rounds.is_empty() && test.kind.has_steps() {
             skipped.push(SkippedTest {
                 test: i,
                 reason: no_steps(test, &nodes, narrowed_nodes),
             });
             continue;
         }
-        let estimate = estimate::test_duration(test, inv, &rounds);
+        let estimate = match test.kind {
+            TestKind::Audit(_) => estimate::AUDIT,
+            _ => estimate::test_duration(test, inv, &rounds),
+        };
         let capacity = test
             .expect
             .fair_share
@@ -259,6 +265,7 @@ pub fn build(
         tests.push(TestPlan {
             test: i,
             rounds,
+            nodes,
             estimate,
             capacity,
         });

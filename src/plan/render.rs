@@ -12,7 +12,7 @@ use super::Plan;
 
 pub fn pattern_name(p: Option<&Pattern>, kind: &TestKind) -> String {
     match (p, kind) {
-        (_, TestKind::Fault(_)) => "-".into(),
+        (_, TestKind::Fault(_) | TestKind::Audit(_)) => "-".into(),
         (None, TestKind::Nccl(_)) => "all-nodes".into(),
         (None, _) => "-".into(),
         (Some(p), _) => match p {

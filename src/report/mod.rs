@@ -1,7 +1,10 @@
 //! Outputs: the event records and everything built from them (results.jsonl,
 //! raw output files, JUnit, HTML, summary.json, terminal progress).
 
+pub mod audit;
 pub mod events;
+
+pub use audit::audit_text;
 pub mod html;
 pub mod jsonl;
 pub mod junit;
