@@ -286,6 +286,7 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
         plan: &p,
         transport: transport.as_ref(),
         faults: control.as_ref(),
+        places: crate::score::counters::Places::new(&inv),
     };
     // A panic inside the engine still heals what it opened before exiting.
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod delta;
 pub mod formats;
+pub mod ledger;
 pub mod host;
 pub mod host_cfg;
 pub mod host_nic;

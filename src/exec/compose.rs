@@ -68,7 +68,12 @@ pub fn split(stdout: &str, n: usize) -> Vec<Part> {
             continue;
         }
         // Output without a final newline runs into the exit marker.
-        if let Some(pos) = bare.find(EXIT) {
+        // Most lines hold no marker: look for its first byte (memchr)
+        // before setting up a substring search.
+        let marker = bare
+            .find('@')
+            .and_then(|at| bare[at..].find(EXIT).map(|p| at + p));
+        if let Some(pos) = marker {
             if let (Some(i), true) = (cur, pos > 0) {
                 parts[i].text.push_str(&bare[..pos]);
             }

@@ -20,7 +20,40 @@ pub enum Record {
     /// One audit or counter observation about one component, before
     /// judgement (`score::findings` turns findings into verdicts).
     Finding(Finding),
+    /// One device's counter changes over one window of a round (the
+    /// counter ledger, `counters::ledger`).
+    Ledger(LedgerRecord),
     RunFinished(RunFinished),
+}
+
+/// What one device's counters did over one window: a snapshot before the
+/// round's traffic and one after it (taken at least the platform's counter
+/// update interval later). Only counters that changed are kept, vendor names
+/// with them; a reset or a saturated counter is reported as such, never
+/// differenced. Small by design: it grows with rounds × devices touched,
+/// not with how many counters a NIC exposes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LedgerRecord {
+    pub test: String,
+    pub round: usize,
+    pub rep: u32,
+    /// Inventory name of the node or switch.
+    pub host: String,
+    /// Netdev, RDMA device or switch port.
+    pub device: String,
+    /// The read (`ethtool -S`, `sysfs`, `tc -s -d qdisc`).
+    pub source: String,
+    pub t0_s: f64,
+    pub t1_s: f64,
+    /// Counters that changed: increases, resets, saturations.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<crate::counters::delta::Delta>,
+    /// Why the window has no changes to show (a snapshot not read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The raw snapshots, relative to the run directory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub raw: Vec<String>,
 }
 
 /// One counter read of one device, taken by the sampler inside a round.

@@ -94,7 +94,7 @@ impl Sink for Progress {
                 ));
             }
             Record::Verdict(_) => {}
-            Record::Counters(_) | Record::Finding(_) => {}
+            Record::Counters(_) | Record::Finding(_) | Record::Ledger(_) => {}
             Record::Preflight(h) if !h.problems.is_empty() => {
                 self.line(&format!("PREFLIGHT {}: {}", h.host, h.problems.join("; ")));
             }

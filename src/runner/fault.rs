@@ -116,6 +116,7 @@ impl Engine<'_> {
         cancel: &Cancel,
         sinks: &mut [&mut dyn Sink],
         write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
+        also: &mut Vec<VerdictRecord>,
     ) -> (VerdictRecord, bool) {
         let what = fault::name(self.inv, f);
         let work = &self.suite.tests[f.during];
@@ -170,6 +171,7 @@ impl Engine<'_> {
             + test.expect.recovers_within.map_or(10.0, |s| s.secs_f64())
             + 3.0;
         let samp = sampler::plan(self.inv, work, round);
+        let opened = self.ledger_open(&test.name, round, cancel).await;
         let sampler_steps: Vec<StepCommands> = samp.iter().map(|s| s.step.clone()).collect();
         let (r, delivered) = match (self.faults, &prior) {
             (Some(ctl), Some(prior)) => {
@@ -320,6 +322,18 @@ impl Engine<'_> {
                     .into_iter()
                     .map(Record::Counters),
             );
+        }
+        if let Some(o) = opened {
+            // The fault's window: link-downs belong on what it took down.
+            let flapped = super::ledger::flapped_links(self.inv, f);
+            let (recs, fs, _) = self
+                .ledger_close(o, &test.name, (0, 0), &flapped, cancel, write_raw)
+                .await;
+            let mut book = super::ledger::Book::default();
+            book.add(&recs, &fs);
+            records.extend(recs.into_iter().map(Record::Ledger));
+            records.extend(fs.into_iter().map(Record::Finding));
+            also.extend(book.verdicts(&self.suite.gate, &test.name));
         }
         for rec in super::in_time_order(records) {
             for s in sinks.iter_mut() {

@@ -19,6 +19,7 @@ use crate::workload::ports::Ports;
 use crate::workload::{iperf, nccl, perftest};
 
 mod fault;
+mod ledger;
 mod sampler;
 
 /// Receives every record as it happens, and round boundaries for progress.
@@ -43,6 +44,9 @@ pub struct Engine<'a> {
     /// The fault journal, for faults on real devices; `None` on the
     /// emulated fabric, where faults are timed into the workload's batch.
     pub faults: Option<&'a crate::fault::live::Control>,
+    /// Where every device the counter ledger reads sits in the inventory
+    /// (`score::counters::Places::new(inv)`).
+    pub places: crate::score::counters::Places,
 }
 
 pub struct Outcome {
@@ -470,6 +474,16 @@ impl Engine<'_> {
                 interrupted = true;
                 break;
             }
+            if let TestKind::Audit(spec) = &test.kind {
+                for v in self.run_audit(test, spec, &tp.nodes, &cancel, sinks, write_raw).await {
+                    judged(v, sinks);
+                }
+                if *cancel.borrow() {
+                    interrupted = true;
+                    break;
+                }
+                continue;
+            }
             if let TestKind::Fault(f) = &test.kind {
                 // A fault left open changes the fabric every later fault
                 // was planned against: no more faults in this run.
@@ -479,7 +493,10 @@ impl Engine<'_> {
                     judged(v, sinks);
                     continue;
                 }
-                let (v, left_open) = self.run_fault(test, f, &cancel, sinks, write_raw).await;
+                let mut also = Vec::new();
+                let (v, left_open) = self
+                    .run_fault(test, f, &cancel, sinks, write_raw, &mut also)
+                    .await;
                 if left_open {
                     faults_blocked = Some(format!(
                         "test \"{}\" left a fault open (run `rocegate recover`)",
@@ -490,6 +507,9 @@ impl Engine<'_> {
                     interrupted = true;
                 }
                 judged(v, sinks);
+                for x in also {
+                    judged(x, sinks);
+                }
                 if interrupted {
                     break;
                 }
@@ -513,6 +533,11 @@ impl Engine<'_> {
                 })
                 .collect();
             let mut pending: HashMap<String, Pending> = HashMap::new();
+            let mut book = ledger::Book::default();
+            // One counter window per round, over every device the test's
+            // rounds can cross; each closing snapshot opens the next.
+            let all_steps: Vec<Step> = tp.rounds.iter().flatten().cloned().collect();
+            let mut window = self.ledger_open(&test.name, &all_steps, &cancel).await;
             // Cross-spine steps as a percentage of their fair share, for the
             // test's distribution verdict.
             let mut spread: Vec<(String, f64)> = Vec::new();
@@ -575,6 +600,20 @@ impl Engine<'_> {
                         break;
                     }
                 }
+                // The round's window closes after its last repetition.
+                if let Some(o) = window.take().filter(|_| !interrupted) {
+                    let (recs, fs, next) = self
+                        .ledger_close(o, &test.name, (ri, test.repeat.saturating_sub(1)), &[], &cancel, write_raw)
+                        .await;
+                    book.add(&recs, &fs);
+                    for rec in recs {
+                        emit(Record::Ledger(rec), sinks);
+                    }
+                    for f in fs {
+                        emit(Record::Finding(f), sinks);
+                    }
+                    window = Some(next);
+                }
                 // Interrupted: what finished is still judged, and says so.
                 let due: Vec<String> = if interrupted {
                     let mut all: Vec<String> = pending.keys().cloned().collect();
@@ -618,12 +657,59 @@ impl Engine<'_> {
                     judged(v, sinks);
                 }
             }
+            for v in book.verdicts(&self.suite.gate, &test.name) {
+                judged(v, sinks);
+            }
         }
         Outcome {
             counts,
             gate_passed,
             interrupted,
         }
+    }
+}
+
+impl Engine<'_> {
+    /// The audit: its findings as events, then one verdict per component
+    /// (judged in `score::findings` under the suite's gate policy).
+    async fn run_audit(
+        &self,
+        test: &Test,
+        spec: &crate::config::suite::AuditSpec,
+        nodes: &[crate::config::model::NodeId],
+        cancel: &Cancel,
+        sinks: &mut [&mut dyn Sink],
+        write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
+    ) -> Vec<VerdictRecord> {
+        for s in sinks.iter_mut() {
+            s.round_started(&test.name, 0, 1, 0, nodes.len());
+        }
+        let mut opts = crate::audit::Options::from(spec);
+        opts.tclass_dscps = self
+            .suite
+            .tests
+            .iter()
+            .filter_map(|t| match &t.kind {
+                TestKind::Perftest(p) => p.tclass.map(|c| c >> 2),
+                _ => None,
+            })
+            .collect();
+        let findings = crate::audit::run(
+            self.transport,
+            self.inv,
+            nodes,
+            &test.name,
+            &opts,
+            cancel.clone(),
+            write_raw,
+        )
+        .await;
+        for f in &findings {
+            for s in sinks.iter_mut() {
+                s.record(&Record::Finding(f.clone()));
+            }
+        }
+        crate::score::findings::verdicts(&self.suite.gate, test.kind.label(), &findings)
     }
 }
 
@@ -684,6 +770,7 @@ fn in_time_order(mut records: Vec<Record>) -> Vec<Record> {
     let t = |r: &Record| match r {
         Record::Sample(s) => s.ended_s,
         Record::Counters(c) => c.snapshot.t_s,
+        Record::Ledger(l) => l.t1_s,
         _ => f64::MAX,
     };
     records.sort_by(|a, b| t(a).total_cmp(&t(b)));

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use crate::config::check_suite::Test;
-use crate::config::model::{Inventory, NicId};
+use crate::config::model::{End, Inventory, NicId, SwitchId};
 use crate::counters::{host, Snapshot};
 use crate::exec::compose::{compose, split};
 use crate::exec::{Invocation, InvocationOutput, Role, StepCommands};
@@ -96,9 +96,43 @@ pub fn plan(inv: &Inventory, test: &Test, round: &[Step]) -> Option<SamplerPlan>
     let mut nics: Vec<NicId> = round.iter().flat_map(|s| s.nics(inv)).collect();
     nics.sort_unstable();
     nics.dedup();
+    let hosts = host_reads(inv, &nics, false);
+    Some(build(hosts, (0..samples).map(|k| from + every * k)))
+}
+
+/// The ledger's snapshot for `round`, taken `at` into its batch: every NIC
+/// the round uses, the leaf port in front of each, and with `uplinks` every
+/// leaf–spine port of those leaves at both ends (the round's flows may
+/// cross any of them).
+pub fn snapshot(inv: &Inventory, round: &[Step], at: Duration) -> SamplerPlan {
+    let mut nics: Vec<NicId> = round.iter().flat_map(|s| s.nics(inv)).collect();
+    nics.sort_unstable();
+    nics.dedup();
+    build(host_reads(inv, &nics, true), std::iter::once(at))
+}
+
+/// The longest counter update interval among the platforms of the switches
+/// a snapshot of `round` reads: a closing snapshot waits this long after
+/// the traffic so that polled counters (SONiC: ports 1 s, queues 10 s) show it.
+pub fn settle(inv: &Inventory, round: &[Step]) -> Duration {
+    let mut d = Duration::ZERO;
+    for n in round.iter().flat_map(|s| s.nics(inv)) {
+        if let Some((s, _)) = inv.nic_leaf(n) {
+            if let Ok(p) = switch::platform(inv.switches[s].driver) {
+                d = d.max(p.needs().counter_interval);
+            }
+        }
+    }
+    d
+}
+
+/// (host, what each part reads, the parts' command lines)
+type HostReads = (String, Vec<(Source, String)>, Vec<Vec<String>>);
+
+fn host_reads(inv: &Inventory, nics: &[NicId], uplinks: bool) -> Vec<HostReads> {
     // (source, host, device, argv): a switch's argv stays inside its Source.
     let mut targets: Vec<(Source, String, String, Vec<String>)> = Vec::new();
-    for &n in &nics {
+    for &n in nics {
         let nic = &inv.nics[n];
         let node = &inv.nodes[nic.node].name;
         for argv in host::sample_argv(&nic.netdev, &nic.device) {
@@ -125,26 +159,49 @@ pub fn plan(inv: &Inventory, test: &Test, round: &[Step]) -> Option<SamplerPlan>
             }
         }
     }
+    if uplinks {
+        let mut leaves: Vec<SwitchId> = nics.iter().filter_map(|&n| inv.nic_leaf(n)).map(|(s, _)| s).collect();
+        leaves.sort_unstable();
+        leaves.dedup();
+        for leaf in leaves {
+            for (l, _) in inv.uplinks(leaf) {
+                for end in [&inv.links[l].a, &inv.links[l].b] {
+                    let End::Port { switch: s, port } = end else {
+                        continue;
+                    };
+                    if let Ok(p) = switch::platform(inv.switches[*s].driver) {
+                        for q in p.counter_queries(port) {
+                            targets.push((
+                                Source::Port(p, q),
+                                inv.switches[*s].name.clone(),
+                                port.to_string(),
+                                Vec::new(),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
     // One command per host and instant: a node's whole snapshot (every NIC,
     // ethtool and sysfs) in one round trip.
-    // (host, what each part reads, the parts' command lines)
-    type HostReads = (String, Vec<(Source, String)>, Vec<Vec<String>>);
     let mut hosts: Vec<HostReads> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (src, host, device, argv) in targets {
-        let i = match hosts.iter().position(|h| h.0 == host) {
-            Some(i) => i,
-            None => {
-                hosts.push((host, Vec::new(), Vec::new()));
-                hosts.len() - 1
-            }
-        };
+        let i = *index.entry(host.clone()).or_insert_with(|| {
+            hosts.push((host, Vec::new(), Vec::new()));
+            hosts.len() - 1
+        });
         hosts[i].1.push((src, device));
         hosts[i].2.push(argv);
     }
+    hosts
+}
+
+fn build(hosts: Vec<HostReads>, ats: impl Iterator<Item = Duration>) -> SamplerPlan {
     let mut invocations = Vec::new();
     let mut reads = Vec::new();
-    for k in 0..samples {
-        let at = from + every * k;
+    for at in ats {
         for (host, what, argvs) in &hosts {
             // A switch's reads go as its platform asks them, in one round trip.
             invocations.push(if let Some(queries) = switch_queries(what) {
@@ -162,10 +219,10 @@ pub fn plan(inv: &Inventory, test: &Test, round: &[Step]) -> Option<SamplerPlan>
             reads.push((host.clone(), what.clone()));
         }
     }
-    Some(SamplerPlan {
+    SamplerPlan {
         step: StepCommands { invocations },
         reads,
-    })
+    }
 }
 
 impl SamplerPlan {

@@ -2,6 +2,7 @@
 //! the gate. `error` (the harness or the infrastructure could not measure) is
 //! never reported as `fail` and never as `pass`.
 
+pub mod counters;
 pub mod findings;
 pub mod spread;
 pub mod threshold;

@@ -1,0 +1,229 @@
+//! The counter ledger in the engine: a snapshot of every NIC and switch
+//! port a round's flows can cross before the round, and one after it (once
+//! the slowest platform's counters have caught up), each a batch of its own
+//! with one round trip per host. The records and the rule findings go out
+//! as events; the rules themselves are `score::counters`.
+
+use std::collections::HashSet;
+
+use crate::config::check_suite::{Fault, FaultAction};
+use crate::config::suite::LeafResetMode;
+use crate::config::model::LinkId;
+use crate::counters::ledger;
+use std::time::Duration;
+
+use crate::exec::{Cancel, InvocationOutput, StepCommands};
+use crate::plan::Step;
+use crate::report::events::{CounterRecord, Finding, LedgerRecord};
+
+use super::sampler;
+use super::Engine;
+
+/// An opened window: the snapshot before, with the devices it covers.
+pub(super) struct Opened {
+    before: Vec<CounterRecord>,
+    /// The steps whose NICs (and leaves) the window covers.
+    steps: Vec<Step>,
+}
+
+/// The links a fault takes down on purpose: a flapped link; every link of
+/// a leaf whose ports go down or that reloads (a routing restart takes no
+/// link down).
+pub(super) fn flapped_links(inv: &crate::config::model::Inventory, f: &Fault) -> Vec<LinkId> {
+    match &f.action {
+        FaultAction::LinkFlap { link, .. } => vec![*link],
+        FaultAction::LeafReset { mode: LeafResetMode::RoutingRestart, .. } => Vec::new(),
+        FaultAction::LeafReset { switch, .. } => inv.switches[*switch].links.clone(),
+    }
+}
+
+impl Engine<'_> {
+    /// One snapshot of every device `steps` can cross, taken `at` into a
+    /// batch of its own: the parsed records and the raw outputs (kept only
+    /// until the window is judged).
+    async fn snapshot(
+        &self,
+        test: &str,
+        (ri, rep): (usize, u32),
+        steps: &[Step],
+        at: std::time::Duration,
+        cancel: &Cancel,
+    ) -> (Vec<CounterRecord>, StepCommands, Vec<InvocationOutput>) {
+        let plan = sampler::snapshot(self.inv, steps, at);
+        let outs = self
+            .transport
+            .run_batch(std::slice::from_ref(&plan.step), cancel.clone())
+            .await
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        (plan.read(test, ri, rep, &outs), plan.step, outs)
+    }
+
+    /// Opens a window over every device `steps` can cross, when the suite
+    /// keeps a ledger. A test opens one before its first round and each
+    /// round's closing snapshot opens the next window, so a test of N
+    /// rounds takes N + 1 snapshots.
+    pub(super) async fn ledger_open(
+        &self,
+        test: &str,
+        steps: &[Step],
+        cancel: &Cancel,
+    ) -> Option<Opened> {
+        if !self.suite.ledger.enabled || steps.is_empty() {
+            return None;
+        }
+        let (before, _, _) = self.snapshot(test, (0, 0), steps, Duration::ZERO, cancel).await;
+        Some(Opened {
+            before,
+            steps: steps.to_vec(),
+        })
+    }
+
+    /// Closes a window after round `ri` (its last repetition `rep`): the
+    /// records, the findings of the counter rules (`flapped`: links a fault
+    /// in the window took down on purpose), and the window the closing
+    /// snapshot opens. The closing snapshot waits for the slowest
+    /// platform's counter update interval. Raw snapshots are written for
+    /// the hosts a rule names (their evidence); the records carry every
+    /// counter that changed elsewhere.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn ledger_close(
+        &self,
+        opened: Opened,
+        test: &str,
+        (ri, rep): (usize, u32),
+        flapped: &[LinkId],
+        cancel: &Cancel,
+        write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
+    ) -> (Vec<LedgerRecord>, Vec<Finding>, Opened) {
+        let settle = sampler::settle(self.inv, &opened.steps);
+        let (after, step, outs) = self
+            .snapshot(test, (ri, rep), &opened.steps, settle, cancel)
+            .await;
+        let mut records = ledger::window(test, ri, rep, &opened.before, &after);
+        let ends: HashSet<String> = self.places.ends_of(self.inv, flapped);
+        let mut findings = crate::score::counters::findings(
+            self.inv,
+            &self.places,
+            &self.suite.ledger,
+            &records,
+            &ends,
+        );
+        let named: HashSet<&str> = findings.iter().map(|f| f.host.as_str()).collect();
+        if !named.is_empty() {
+            let keep: Vec<usize> = step
+                .invocations
+                .iter()
+                .enumerate()
+                .filter(|(_, i)| named.contains(i.host.as_str()))
+                .map(|(k, _)| k)
+                .collect();
+            let sub = StepCommands {
+                invocations: keep.iter().map(|&k| step.invocations[k].clone()).collect(),
+            };
+            let sub_outs: Vec<InvocationOutput> =
+                keep.iter().filter_map(|&k| outs.get(k).cloned()).collect();
+            let rel = format!("raw/{test}/r{ri:04}-x{rep:02}-ledger.txt");
+            if let Some(path) = write_raw(&rel, crate::report::raw::render(&sub, &sub_outs)) {
+                for r in records.iter_mut().filter(|r| named.contains(r.host.as_str())) {
+                    r.raw = vec![path.clone()];
+                }
+                for f in findings.iter_mut() {
+                    f.evidence = vec![path.clone()];
+                }
+            }
+        }
+        let next = Opened {
+            before: after,
+            steps: opened.steps,
+        };
+        (records, findings, next)
+    }
+}
+
+/// What a test's ledger saw over all its windows, for its verdicts.
+#[derive(Default)]
+pub(super) struct Book {
+    windows: usize,
+    records: usize,
+    unread: Vec<String>,
+    findings: Vec<Finding>,
+}
+
+impl Book {
+    pub(super) fn add(&mut self, recs: &[LedgerRecord], fs: &[Finding]) {
+        self.windows += 1;
+        self.records += recs.len();
+        self.unread.extend(
+            recs.iter()
+                .filter_map(|r| r.error.as_ref().map(|e| format!("{}:{} {}: {e}", r.host, r.device, r.source))),
+        );
+        self.findings.extend_from_slice(fs);
+    }
+
+    /// One verdict per component a rule found wrong, and one for the
+    /// ledger as a whole (`counter ledger`): what it covered, and as `not
+    /// available` the device windows it could not read.
+    pub(super) fn verdicts(
+        &self,
+        gate: &crate::config::suite::Gate,
+        test: &str,
+    ) -> Vec<crate::report::events::VerdictRecord> {
+        if self.windows == 0 {
+            return Vec::new();
+        }
+        // The same check on the same component in several windows (a bad
+        // cable in every round) is one finding: the first, with the count.
+        let mut fs: Vec<Finding> = Vec::new();
+        let mut count: std::collections::HashMap<(String, String), (usize, usize)> =
+            std::collections::HashMap::new();
+        for f in &self.findings {
+            let key = (f.component.clone(), f.check.clone());
+            match count.get_mut(&key) {
+                Some((_, n)) => *n += 1,
+                None => {
+                    count.insert(key, (fs.len(), 1));
+                    fs.push(f.clone());
+                }
+            }
+        }
+        for (i, n) in count.values() {
+            if *n > 1 {
+                fs[*i].message = format!("{} (and in {} more window(s))", fs[*i].message, n - 1);
+            }
+        }
+        let mut summary = Finding {
+            test: test.to_string(),
+            check: "counters.ledger".into(),
+            component: "counter ledger".into(),
+            host: String::new(),
+            outcome: crate::report::events::Outcome::Ok,
+            observed: None,
+            expected: None,
+            message: format!(
+                "{} window(s), {} device record(s), {} rule violation(s)",
+                self.windows,
+                self.records,
+                self.findings.len()
+            ),
+            sources: vec!["ethtool -S".into(), "sysfs".into(), "the switch platforms' counter reads".into()],
+            needs_root: false,
+            round: None,
+            evidence: Vec::new(),
+        };
+        if !self.unread.is_empty() {
+            summary.outcome = crate::report::events::Outcome::NotAvailable;
+            let shown: Vec<&str> = self.unread.iter().take(5).map(String::as_str).collect();
+            summary.message = format!(
+                "{}; {} device window(s) could not be read: {}{}",
+                summary.message,
+                self.unread.len(),
+                shown.join("; "),
+                if self.unread.len() > 5 { "; …" } else { "" }
+            );
+        }
+        fs.push(summary);
+        crate::score::findings::verdicts(gate, "counters", &fs)
+    }
+}

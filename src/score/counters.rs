@@ -1,0 +1,339 @@
+//! Counter rules over the ledger: what a round's counter changes say about
+//! each NIC, port and cable, as findings (violations only; the verdicts are
+//! `score::findings`'). Every profile: no drop or discard on the lossless
+//! priority, no PFC pause on a lossy one, no link-down outside a fault's
+//! blast radius and 1 to `max_events_per_fault` on the flapped port and its
+//! peer. Physical errors are judged per cable: any uncorrectable FEC
+//! codeword fails it, FCS errors per frame received above a ratio fail it
+//! (below, any warns), and a pre-FEC bit error rate (corrected bits over
+//! line rate × seconds) above the limit fails it. Per leaf, the bytes its
+//! uplinks carried in a window are compared, and a hot uplink is named.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::config::model::{End, Inventory, LinkId};
+use crate::config::suite::LedgerSpec;
+use crate::counters::delta::DeltaStatus;
+use crate::counters::ledger::sum;
+use crate::counters::Canonical;
+use crate::report::events::{Finding, LedgerRecord, Outcome};
+
+/// What a (host, device) of the ledger is in the inventory.
+#[derive(Debug, Clone)]
+struct Place {
+    /// `gpu001:mlx5_0` or `r0-leaf1:swp3`.
+    name: String,
+    link: Option<LinkId>,
+    line_gbps: f64,
+    /// A leaf's uplink port: (leaf name).
+    uplink_of: Option<String>,
+}
+
+/// Where every device a ledger can name sits.
+pub struct Places(HashMap<(String, String), Place>);
+
+impl Places {
+    pub fn new(inv: &Inventory) -> Places {
+        let mut m = HashMap::new();
+        for (n, nic) in inv.nics.iter().enumerate() {
+            let node = &inv.nodes[nic.node].name;
+            let p = Place {
+                name: inv.nic_name(n),
+                link: nic.uplink,
+                line_gbps: nic.uplink.map_or(f64::from(nic.speed_gbps), |l| {
+                    f64::from(inv.links[l].speed_gbps)
+                }),
+                uplink_of: None,
+            };
+            m.insert((node.clone(), nic.netdev.clone()), p.clone());
+            m.insert((node.clone(), nic.device.clone()), p);
+        }
+        for (l, link) in inv.links.iter().enumerate() {
+            for end in [&link.a, &link.b] {
+                if let End::Port { switch, port } = end {
+                    let sw = &inv.switches[*switch];
+                    let is_uplink = link.kind == crate::config::model::LinkKind::Fabric
+                        && sw.role == crate::config::inventory::SwitchRole::Leaf;
+                    m.insert(
+                        (sw.name.clone(), port.clone()),
+                        Place {
+                            name: format!("{}:{port}", sw.name),
+                            link: Some(l),
+                            line_gbps: f64::from(link.speed_gbps),
+                            uplink_of: is_uplink.then(|| sw.name.clone()),
+                        },
+                    );
+                }
+            }
+        }
+        Places(m)
+    }
+
+    /// The inventory names of the ends a fault may take down, for
+    /// [`findings`]'s `flapped`: both ends of each link.
+    pub fn ends_of(&self, inv: &Inventory, links: &[LinkId]) -> HashSet<String> {
+        links
+            .iter()
+            .flat_map(|&l| [inv.end_name(&inv.links[l].a), inv.end_name(&inv.links[l].b)])
+            .collect()
+    }
+}
+
+/// The rules over one window's records. `flapped`: the ends (inventory
+/// names) a fault in this window took down, whose link-downs must be
+/// between 1 and the limit; every other device must show none.
+pub fn findings(
+    inv: &Inventory,
+    places: &Places,
+    spec: &LedgerSpec,
+    records: &[LedgerRecord],
+    flapped: &HashSet<String>,
+) -> Vec<Finding> {
+    let prio = inv.fabric.roce.pfc_priority;
+    let mut out = Vec::new();
+    let mut downs: BTreeMap<String, (u64, &LedgerRecord)> = BTreeMap::new();
+    let mut uplink_bytes: BTreeMap<String, Vec<(String, u64, &LedgerRecord)>> = BTreeMap::new();
+    for r in records {
+        let Some(place) = places.0.get(&(r.host.clone(), r.device.clone())) else {
+            continue;
+        };
+        let f = |check: &str, component: &str, outcome: Outcome, message: String| Finding {
+            test: r.test.clone(),
+            check: check.to_string(),
+            component: component.to_string(),
+            host: r.host.clone(),
+            outcome,
+            observed: None,
+            expected: None,
+            message: format!(
+                "{message} (round {}, {} {} on {}, {:.1} s window)",
+                r.round + 1,
+                r.source,
+                r.device,
+                r.host,
+                r.t1_s - r.t0_s
+            ),
+            sources: vec![r.source.clone()],
+            needs_root: false,
+            round: Some(r.round),
+            evidence: r.raw.clone(),
+        };
+        let cable = place
+            .link
+            .map(|l| inv.link_name(l))
+            .unwrap_or_else(|| place.name.clone());
+        // Lossless drops and discards: per priority or queue of the RoCE
+        // class (the traffic class is taken to be the priority).
+        let lossless: u64 = r
+            .changes
+            .iter()
+            .filter(|d| matches!(d.canonical, Canonical::Drops | Canonical::Discards))
+            .filter(|d| d.priority == Some(prio) || d.queue == Some(prio))
+            .map(|d| match d.status {
+                DeltaStatus::Value(v) => v,
+                _ => 0,
+            })
+            .sum();
+        if lossless > 0 {
+            out.push(f(
+                "counters.lossless_drops",
+                &place.name,
+                Outcome::Deviation,
+                format!("{lossless} packet(s) dropped on the lossless priority {prio}: PFC did not hold"),
+            ));
+        }
+        let lossy_pause: Vec<String> = r
+            .changes
+            .iter()
+            .filter(|d| matches!(d.canonical, Canonical::PfcPauseRx | Canonical::PfcPauseTx))
+            .filter(|d| d.priority.is_some_and(|p| p != prio))
+            .filter_map(|d| match d.status {
+                DeltaStatus::Value(v) => Some(format!("{} {v}", d.vendor)),
+                _ => None,
+            })
+            .collect();
+        if !lossy_pause.is_empty() {
+            out.push(f(
+                "counters.lossy_pause",
+                &place.name,
+                Outcome::Deviation,
+                format!(
+                    "PFC pauses on a lossy priority ({}): only priority {prio} should pause",
+                    lossy_pause.join(", ")
+                ),
+            ));
+        }
+        // Link-downs from the Ethernet counters, never IB `link_downed`
+        // (an 8-bit PMA counter that also counts the IB port's own retrains).
+        let down: u64 = r
+            .changes
+            .iter()
+            .filter(|d| d.canonical == Canonical::LinkDown && d.vendor != "link_downed")
+            .map(|d| match d.status {
+                DeltaStatus::Value(v) => v,
+                _ => 0,
+            })
+            .sum();
+        if r.changes.iter().any(|d| d.canonical == Canonical::LinkDown && d.vendor != "link_downed")
+            || flapped.contains(&place.name)
+        {
+            let e = downs.entry(place.name.clone()).or_insert((0, r));
+            e.0 += down;
+        }
+        // Physical layer, per cable.
+        let uncorrectable = sum(r, Canonical::FecUncorrected, None);
+        if uncorrectable > 0 {
+            out.push(f(
+                "counters.fec_uncorrectable",
+                &cable,
+                Outcome::Deviation,
+                format!("{uncorrectable} uncorrectable FEC codeword(s) received at {}: replace or clean this cable", place.name),
+            ));
+        }
+        let crc = sum(r, Canonical::CrcErrors, None);
+        if crc > 0 {
+            let frames = sum(r, Canonical::RxPackets, None).max(1);
+            let ratio = crc as f64 / frames as f64;
+            let outcome = if ratio > spec.max_fcs_per_frame {
+                Outcome::Deviation
+            } else {
+                Outcome::Warning
+            };
+            out.push(f(
+                "counters.fcs",
+                &cable,
+                outcome,
+                format!(
+                    "{crc} FCS error(s) in {frames} frame(s) received at {} ({ratio:.2e} per frame; limit {:.0e})",
+                    place.name, spec.max_fcs_per_frame
+                ),
+            ));
+        }
+        let secs = r.t1_s - r.t0_s;
+        let corrected_bits: u64 = r
+            .changes
+            .iter()
+            .filter(|d| d.canonical == Canonical::FecCorrected && d.vendor.contains("bits"))
+            .map(|d| match d.status {
+                DeltaStatus::Value(v) => v,
+                _ => 0,
+            })
+            .sum();
+        if corrected_bits > 0 && secs > 0.0 && place.line_gbps > 0.0 {
+            let ber = corrected_bits as f64 / (place.line_gbps * 1e9 * secs);
+            if ber > spec.max_pre_fec_ber {
+                out.push(f(
+                    "counters.pre_fec_ber",
+                    &cable,
+                    Outcome::Deviation,
+                    format!(
+                        "pre-FEC bit error rate {ber:.2e} at {} (limit {:.0e}): the cable is close to losing frames",
+                        place.name, spec.max_pre_fec_ber
+                    ),
+                ));
+            }
+        }
+        for d in &r.changes {
+            if let DeltaStatus::Reset { before, after } = d.status {
+                out.push(f(
+                    "counters.reset",
+                    &place.name,
+                    Outcome::Warning,
+                    format!("{} went from {before} to {after}: the counters were cleared or the device restarted during the window", d.vendor),
+                ));
+            }
+        }
+        if let Some(leaf) = &place.uplink_of {
+            // Port-wide bytes only (per-priority readings repeat them), the
+            // largest any source of the port printed.
+            let bytes = sum(r, Canonical::TxBytes, Some(None)) + sum(r, Canonical::RxBytes, Some(None));
+            let ups = uplink_bytes.entry(leaf.clone()).or_default();
+            match ups.iter_mut().find(|u| u.0 == place.name) {
+                Some(u) if bytes > u.1 => u.1 = bytes,
+                Some(_) => {}
+                None => ups.push((place.name.clone(), bytes, r)),
+            }
+        }
+    }
+    for (name, (n, r)) in downs {
+        let max = u64::from(spec.max_events_per_fault);
+        let (outcome, msg) = if flapped.contains(&name) {
+            if (1..=max).contains(&n) {
+                continue;
+            }
+            (
+                Outcome::Deviation,
+                if n == 0 {
+                    "the fault took this link down, but its counters saw no link-down event".to_string()
+                } else {
+                    format!("{n} link-down events for one fault (at most {max}): the link flapped more than the fault did")
+                },
+            )
+        } else if n > 0 {
+            (
+                Outcome::Deviation,
+                format!("{n} link-down event(s) outside any fault's blast radius: the link is unstable"),
+            )
+        } else {
+            continue;
+        };
+        out.push(Finding {
+            test: r.test.clone(),
+            check: "counters.link_down".into(),
+            component: name.clone(),
+            host: r.host.clone(),
+            outcome,
+            observed: Some(n.to_string()),
+            expected: Some(if flapped.contains(&name) {
+                format!("1-{max}")
+            } else {
+                "0".into()
+            }),
+            message: format!("{msg} (round {}, {} on {})", r.round + 1, r.device, r.host),
+            sources: vec![r.source.clone()],
+            needs_root: false,
+            round: Some(r.round),
+            evidence: r.raw.clone(),
+        });
+    }
+    for (leaf, ups) in uplink_bytes {
+        if ups.len() < 2 {
+            continue;
+        }
+        let total: u64 = ups.iter().map(|u| u.1).sum();
+        let mean = total as f64 / ups.len() as f64;
+        let Some((port, hot, r)) = ups.iter().max_by_key(|u| u.1) else {
+            continue;
+        };
+        if mean <= 0.0 {
+            continue;
+        }
+        let over = 100.0 * (*hot as f64 - mean) / mean;
+        if over > spec.ecmp_imbalance_pct {
+            out.push(Finding {
+                test: r.test.clone(),
+                check: "counters.ecmp_balance".into(),
+                component: port.clone(),
+                host: r.host.clone(),
+                outcome: Outcome::Warning,
+                observed: Some(format!("{over:.0}% over the mean")),
+                expected: Some(format!("at most {:.0}%", spec.ecmp_imbalance_pct)),
+                message: format!(
+                    "hot uplink of {leaf}: {port} carried {:.1} GB, {over:.0}% above the mean {:.1} GB of its {} uplinks (ECMP placed more flows on it; cross-spine pairs through it are slower)",
+                    *hot as f64 / 1e9,
+                    mean / 1e9,
+                    ups.len()
+                ),
+                sources: vec![r.source.clone()],
+                needs_root: false,
+                round: Some(r.round),
+                evidence: r.raw.clone(),
+            });
+        }
+    }
+    // A NIC or port read by several tools (ethtool -S and ip -s -s link)
+    // says the same thing twice: one finding per check and component.
+    let mut seen = HashSet::new();
+    out.retain(|f| seen.insert((f.check.clone(), f.component.clone())));
+    out
+}
