@@ -799,6 +799,19 @@ fn check_defects(inv: &Inventory, sink: &mut Sink) {
                         .any(|p| *p > 7)
                         .then(|| "priorities are 0-7".to_string())
                 }),
+            Defect::WeakLane { end, lane, rx_dbm } => (inv
+                .resolve_end(end)
+                .and_then(|e| inv.link_at(&e))
+                .is_none())
+            .then(|| format!("no cable has an end at {end} (write node:device or switch:port)"))
+            .or_else(|| {
+                // The emulated modules are 400G-SR4: four lit lanes.
+                (!(1..=4).contains(lane)).then(|| format!("lane {lane} must be 1-4"))
+            })
+            .or_else(|| {
+                (!(-40.0..=10.0).contains(rx_dbm))
+                    .then(|| format!("rx_dbm {rx_dbm} must be between -40 and 10 (dBm)"))
+            }),
         };
         if let Some(msg) = problem {
             sink.error(p, msg);

@@ -383,4 +383,8 @@ pub enum Defect {
     Firmware { node: String, version: String },
     /// A NIC with PFC enabled on priorities beyond the RoCE one.
     ExtraPfc { nic: String, priorities: Vec<u8> },
+    /// A dirty fibre end: the module at `end` (`node:device` or
+    /// `switch:port`) receives `rx_dbm` on one lane (1-based, as `ethtool
+    /// -m` numbers its channels).
+    WeakLane { end: String, lane: u8, rx_dbm: f64 },
 }

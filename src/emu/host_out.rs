@@ -1,7 +1,8 @@
 //! What the host tools print for an emulated NIC: `ethtool -S` and `ethtool -i`
 //! as mlx5 prints them, the RDMA device's sysfs counters as
-//! `grep -r . …/counters …/hw_counters` prints them, `mlnx_qos -i` and
-//! `lldpctl -f json`. Rendered from [`NicConfig`] and [`NicCounters`] only; the
+//! `grep -r . …/counters …/hw_counters` prints them, and `mlnx_qos -i`
+//! (`lldp`, `config_out`, `sysfs` and `optics` print the rest). Rendered from
+//! [`NicConfig`] and [`NicCounters`] only; the
 //! harness reads this text with the same parsers it uses on a real node
 //! (`counters::host`).
 //!
@@ -343,17 +344,27 @@ pub(crate) fn sysfs_counters(device: &str, c: &NicCounters) -> String {
     out
 }
 
+/// The board id (PSID) of a ConnectX-7 when the model's firmware string
+/// names none (`MT_0000000834`, seen on a real CX-7 with firmware 28.42).
+const DEFAULT_PSID: &str = "MT_0000000834";
+
+/// The firmware version and board id (PSID) of a NIC: a firmware string
+/// may carry its board in parentheses (`22.41.1000 (MT_0000000359)`, a
+/// `firmware` defect naming another board), else the NIC is the default
+/// ConnectX-7 board.
+pub(crate) fn firmware_and_psid(cfg: &NicConfig) -> (&str, &str) {
+    match cfg.firmware.split_once('(') {
+        Some((fw, rest)) => (fw.trim(), rest.trim_end_matches(')').trim()),
+        None => (cfg.firmware.trim(), DEFAULT_PSID),
+    }
+}
+
 /// `ethtool -i <netdev>` for mlx5. The driver prints the firmware as
-/// `%d.%d.%04d (board id)`; a model firmware string without a board id gets a
-/// ConnectX-7 one (`MT_0000000834`, seen on a real CX-7 with firmware 28.42).
+/// `%d.%d.%04d (board id)`.
 pub(crate) fn ethtool_info(cfg: &NicConfig) -> String {
-    let fw = if cfg.firmware.contains('(') {
-        cfg.firmware.clone()
-    } else {
-        format!("{} (MT_0000000834)", cfg.firmware)
-    };
+    let (fw, psid) = firmware_and_psid(cfg);
     format!(
-        "driver: mlx5_core\nversion: {}\nfirmware-version: {fw}\nexpansion-rom-version: \n\
+        "driver: mlx5_core\nversion: {}\nfirmware-version: {fw} ({psid})\nexpansion-rom-version: \n\
          bus-info: {}\nsupports-statistics: yes\nsupports-test: yes\nsupports-eeprom-access: no\n\
          supports-register-dump: no\nsupports-priv-flags: yes\n",
         cfg.driver_version, cfg.bus_info
@@ -402,59 +413,8 @@ pub(crate) fn mlnx_qos(cfg: &NicConfig) -> String {
     out
 }
 
-/// A JSON value as lldpd's writer holds it: objects keep their key order.
-enum J {
-    S(String),
-    B(bool),
-    O(Vec<(String, J)>),
-    A(Vec<J>),
-}
-
-fn s(v: impl Into<String>) -> J {
-    J::S(v.into())
-}
-
-fn o(kv: Vec<(&str, J)>) -> J {
-    J::O(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
-}
-
-/// lldpd's `json_element_dump`: two-space indent, `"key": value`, an empty
-/// object as `{`, a line of spaces, `}`.
-fn dump(out: &mut String, j: &J, indent: usize) {
-    let quote = |t: &str| serde_json::to_string(t).unwrap_or_else(|_| "\"\"".into());
-    match j {
-        J::S(t) => out.push_str(&quote(t)),
-        J::B(b) => out.push_str(if *b { "true" } else { "false" }),
-        J::O(_) | J::A(_) => {
-            let (open, close) = if matches!(j, J::O(_)) {
-                ('{', '}')
-            } else {
-                ('[', ']')
-            };
-            let _ = write!(out, "{open}\n{:1$}", "", indent + 2);
-            let mut first = true;
-            let mut child = |out: &mut String, key: Option<&str>, v: &J| {
-                if !first {
-                    let _ = write!(out, ",\n{:1$}", "", indent + 2);
-                }
-                first = false;
-                if let Some(k) = key {
-                    let _ = write!(out, "{}: ", quote(k));
-                }
-                dump(out, v, indent + 2);
-            };
-            match j {
-                J::O(kv) => kv.iter().for_each(|(k, v)| child(out, Some(k), v)),
-                J::A(items) => items.iter().for_each(|v| child(out, None, v)),
-                _ => {}
-            }
-            let _ = write!(out, "\n{:1$}{close}", "", indent);
-        }
-    }
-}
-
 /// FNV-1a, for stable made-up identifiers.
-fn fnv(parts: &[&str]) -> u64 {
+pub(super) fn fnv(parts: &[&str]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in parts.iter().flat_map(|p| p.bytes().chain([0])) {
         h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
@@ -462,100 +422,11 @@ fn fnv(parts: &[&str]) -> u64 {
     h
 }
 
-/// `lldpctl -f json` on `host`: every NIC that has a neighbour, in order. The
-/// neighbour is a switch port: chassis name = switch, port id (ifname) and
-/// description = switch port, one management address. The shape is lldpd's
-/// (1.0.x) `json` writer's: one interface prints as an object, several as a
-/// list; the neighbour's age and chassis MAC are made up, stable per
-/// host/NIC and per switch.
-pub(crate) fn lldpctl_json(host: &str, nics: &[&NicConfig]) -> String {
-    let mut rids: Vec<&str> = Vec::new();
-    let mut ifaces = Vec::new();
-    for nic in nics {
-        let Some((switch, port, mgmt)) = &nic.neighbor else {
-            continue;
-        };
-        let rid = match rids.iter().position(|r| r == switch) {
-            Some(i) => i + 1,
-            None => {
-                rids.push(switch);
-                rids.len()
-            }
-        };
-        let age = fnv(&[host, &nic.netdev]) % 86_400;
-        let m = fnv(&[switch]).to_be_bytes();
-        let mac = format!(
-            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
-            (m[0] & 0xfc) | 0x02,
-            m[1],
-            m[2],
-            m[3],
-            m[4],
-            m[5]
-        );
-        let body = o(vec![
-            ("via", s("LLDP")),
-            ("rid", s(rid.to_string())),
-            (
-                "age",
-                s(format!(
-                    "0 day, {:02}:{:02}:{:02}",
-                    age / 3600,
-                    age / 60 % 60,
-                    age % 60
-                )),
-            ),
-            (
-                "chassis",
-                o(vec![(
-                    switch.as_str(),
-                    o(vec![
-                        ("id", o(vec![("type", s("mac")), ("value", s(mac))])),
-                        ("descr", s(format!("rocegate emulated switch {switch}"))),
-                        ("mgmt-ip", s(mgmt.as_str())),
-                        ("mgmt-iface", s("2")),
-                        (
-                            "capability",
-                            J::A(vec![
-                                o(vec![("type", s("Bridge")), ("enabled", J::B(true))]),
-                                o(vec![("type", s("Router")), ("enabled", J::B(true))]),
-                            ]),
-                        ),
-                    ]),
-                )]),
-            ),
-            (
-                "port",
-                o(vec![
-                    (
-                        "id",
-                        o(vec![("type", s("ifname")), ("value", s(port.as_str()))]),
-                    ),
-                    ("descr", s(port.as_str())),
-                    ("ttl", s("120")),
-                ]),
-            ),
-        ]);
-        ifaces.push(o(vec![(nic.netdev.as_str(), body)]));
-    }
-    let lldp = match ifaces.len() {
-        0 => o(vec![]),
-        1 => o(vec![("interface", ifaces.remove(0))]),
-        _ => o(vec![("interface", J::A(ifaces))]),
-    };
-    let mut out = String::new();
-    dump(&mut out, &o(vec![("lldp", lldp)]), 0);
-    // json_dump ends the document with a newline and json_end adds another.
-    out.push_str("\n\n");
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::counters::host::{
-        parse_ethtool_info, parse_ethtool_stats, parse_lldpctl_json, parse_mlnx_qos,
-        parse_sysfs_counters,
+        parse_ethtool_info, parse_ethtool_stats, parse_mlnx_qos, parse_sysfs_counters,
     };
     use crate::counters::{Canonical, Reading};
     use crate::emu::state::PrioCounters;
@@ -573,6 +444,7 @@ mod tests {
             device: "mlx5_2".into(),
             speed_mbps: 400_000,
             link_up: true,
+            admin_up: true,
             mtu: 4096,
             driver_version: "24.10-1.1.4".into(),
             firmware: "28.39.1002".into(),
@@ -862,57 +734,5 @@ mod tests {
         let q = parse_mlnx_qos(&mlnx_qos(&pcp)).unwrap();
         assert_eq!((q.trust_dscp, q.pfc), (Some(false), Some([true; 8])));
         assert!(q.dscp2prio.is_empty());
-    }
-
-    #[test]
-    fn lldpctl_json_round_trip_none_one_several() {
-        let a = cfg([false; 8]);
-        let mut b = cfg([false; 8]);
-        b.netdev = "eth3".into();
-        b.neighbor = Some(("leaf2".into(), "Ethernet12".into(), "10.0.0.12".into()));
-        let mut lone = cfg([false; 8]);
-        lone.netdev = "eth9".into();
-        lone.neighbor = None;
-
-        let none = lldpctl_json("gpu01", &[&lone]);
-        assert_eq!(none, "{\n  \"lldp\": {\n    \n  }\n}\n\n");
-        assert!(parse_lldpctl_json(&none).unwrap().is_empty());
-
-        let single = lldpctl_json("gpu01", &[&lone, &a]);
-        assert!(
-            single.contains("\"interface\": {\n      \"eth2\": {"),
-            "{single}"
-        );
-        let n = parse_lldpctl_json(&single).unwrap();
-        assert_eq!(n.len(), 1);
-        assert_eq!(n[0].interface, "eth2");
-        assert_eq!(n[0].chassis_name.as_deref(), Some("leaf1"));
-        assert_eq!(n[0].port_id, "Ethernet8");
-        assert_eq!(n[0].port_descr.as_deref(), Some("Ethernet8"));
-        assert_eq!(n[0].mgmt_ip.as_deref(), Some("10.0.0.11"));
-
-        let several = lldpctl_json("gpu01", &[&a, &lone, &b]);
-        assert!(several.contains("\"interface\": [\n"), "{several}");
-        let n = parse_lldpctl_json(&several).unwrap();
-        let got: Vec<(&str, Option<&str>, &str)> = n
-            .iter()
-            .map(|n| {
-                (
-                    n.interface.as_str(),
-                    n.chassis_name.as_deref(),
-                    n.port_id.as_str(),
-                )
-            })
-            .collect();
-        assert_eq!(
-            got,
-            [
-                ("eth2", Some("leaf1"), "Ethernet8"),
-                ("eth3", Some("leaf2"), "Ethernet12")
-            ]
-        );
-        assert_ne!(n[0].chassis_id, n[1].chassis_id);
-        // Same input, same text.
-        assert_eq!(several, lldpctl_json("gpu01", &[&a, &lone, &b]));
     }
 }

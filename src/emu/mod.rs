@@ -93,17 +93,21 @@
 
 mod batch;
 mod cjson;
+mod config_out;
 mod congestion;
 mod fabric;
 mod host_out;
 mod iperf;
 mod iperf_run;
+mod lldp;
 mod nccl;
+mod optics;
 mod perftest;
 mod probe;
 mod share;
 pub mod state;
 mod switch_out;
+mod sysfs;
 mod tcp;
 mod world;
 
@@ -1440,6 +1444,8 @@ pub(crate) mod testutil {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_config;
 #[cfg(test)]
 mod tests_faults;
 #[cfg(test)]

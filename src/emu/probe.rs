@@ -1,31 +1,80 @@
 //! The short commands the emulated pod answers besides the workloads: reads
-//! of counters and configuration (`ethtool -S|-i`, the RDMA sysfs counters,
-//! `mlnx_qos`, `lldpctl`, and on a Linux switch `ip -s -j link show`, `dcb
-//! pfc show`, `tc -s -d qdisc show`), and the fault commands a host or a
+//! of counters and configuration, and the fault commands a host or a
 //! `linux` switch driver sends (`ip link set … down|up`, `systemctl
 //! stop|start|restart frr`, `reboot`).
+//!
+//! Reads on a node: `ethtool -S|-i|-m N`, plain `ethtool N`, the RDMA
+//! sysfs counters (`grep -r .`), sysfs files (`grep -H . FILE…`),
+//! `mlnx_qos -i N`, `ip [-s] -j link show dev N`, `dcb [-j] [-s] pfc show
+//! dev N`, `dcb [-j] [-N] app show dev N`, `lldpctl -f json|json0`. On a
+//! `linux` switch: `ethtool -S|-m S`, plain `ethtool S`, `ip [-s] [-s] -j
+//! link show dev S`, `dcb [-j] [-s] pfc show dev S`, `tc -s -d qdisc show
+//! dev S`, `lldpctl -f json|json0`, `uname -r`. Any of them may come
+//! composed into one `sh -c` (`exec::compose`). A device the host does not
+//! have fails with the tool's own message and status.
 
+use crate::config::inventory::Defect;
 use crate::config::model::{End, Inventory, NicId, NodeId, SwitchId};
 use crate::exec::types::{ExecFailure, InvocationOutput};
 
 use super::batch::{FaultCmd, RoutingAction};
+use super::config_out::{self, Driver, LinkView};
 use super::fabric::Fabric;
-use super::{host_out, switch_out, Emulator, Parsed};
+use super::optics::{self, Light};
+use super::switch_out::{NetdevStats, NetdevView};
+use super::sysfs::{self, NodeFs};
+use super::{host_out, lldp, switch_out, Emulator, Parsed};
+
+/// The two LLDP writers of lldpd.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LldpFormat {
+    /// `-f json`: one-element lists collapse.
+    Json,
+    /// `-f json0`: every value a list.
+    Json0,
+}
+
+/// Which `dcb` output, and its options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DcbOpts {
+    pub json: bool,
+    /// `-s`: PFC frame counters.
+    pub stats: bool,
+    /// `-N`: DSCPs as numbers, not names.
+    pub numeric: bool,
+}
 
 /// A read-only command, resolved to what it reads.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Probe {
     NicStats(NicId),
     NicInfo(NicId),
+    /// Plain `ethtool N`.
+    NicSettings(NicId),
+    /// `ip -j link show dev N`, with the number of `-s`.
+    NicLink(NicId, u8),
+    NicPfc(NicId, DcbOpts),
+    NicApp(NicId, DcbOpts),
+    /// `ethtool -m N`.
+    NicModule(NicId),
     /// The RDMA sysfs counters, limited to the directories the command named.
     NicSysfs(NicId, Vec<String>),
+    /// `grep -H . FILE…` on a node.
+    Files(NodeId, Vec<String>),
     NicQos(NicId),
-    Lldp(NodeId),
+    Lldp(NodeId, LldpFormat),
     PortStats(usize),
-    /// `ip -s -j link show`; with `true`, `-s` twice.
-    PortLink(usize, bool),
-    PortPfc(usize),
+    /// Plain `ethtool S`.
+    PortSettings(usize),
+    /// `ip -j link show`, with the number of `-s`.
+    PortLink(usize, u8),
+    PortPfc(usize, DcbOpts),
     PortQdisc(usize),
+    /// `ethtool -m S`.
+    PortModule(usize),
+    SwitchLldp(SwitchId, LldpFormat),
+    /// `uname -r` on a switch.
+    Kernel,
     /// Several reads in one command (`exec::compose`): each a read, or the
     /// output and exit status of a part that is not one.
     Composed(Vec<Result<Probe, (String, i32)>>),
@@ -43,10 +92,21 @@ fn fail(stderr: String, exit: i32) -> Parsed {
 fn no_device(tool: &str, dev: &str) -> Parsed {
     match tool {
         "ip" => fail(format!("Cannot find device \"{dev}\"\n"), 1),
+        // `ip link show dev X` looks the name up itself (ipaddress.c).
+        "ip show" => fail(format!("Device \"{dev}\" does not exist.\n"), 1),
         "ethtool" => fail(
             format!("netlink error: no device matches name (offset 24)\nnetlink error: No such device\nCannot get stats strings information: No such device\n(device: {dev})\n"),
             1,
         ),
+        // Plain `ethtool X` and `ethtool -m X`: the netlink request fails.
+        "ethtool netlink" => fail(
+            "netlink error: no device matches name (offset 24)\nnetlink error: No such device\n"
+                .into(),
+            1,
+        ),
+        // dcb checks the name's syntax only; the kernel's ENODEV comes back
+        // through `perror("Attribute read")` (dcb.c).
+        "dcb" => fail("Attribute read: No such device\n".into(), 1),
         "mlnx_qos" => fail(format!("Interface {dev} doesn't exist\n"), 1),
         _ => fail(format!("{tool}: {dev}: No such device\n"), 1),
     }
@@ -64,16 +124,44 @@ fn ip_link_set(w: &[&str]) -> Option<(String, bool)> {
 }
 
 /// The device an `ip [-s] [-s] [-j] [-d] link show [dev] X` reads, and
-/// whether `-s` was given twice (the extended error counters).
-fn ip_link_show(w: &[&str]) -> Option<(String, bool)> {
+/// how many times `-s` was given (twice: the extended error counters).
+fn ip_link_show(w: &[&str]) -> Option<(String, u8)> {
     let (&first, rest) = w.split_first()?;
     if first != "ip" {
         return None;
     }
     let i = rest.iter().position(|x| !x.starts_with('-'))?;
-    let twice = rest[..i].iter().filter(|f| **f == "-s").count() >= 2;
+    let level = rest[..i].iter().filter(|f| **f == "-s").count().min(2) as u8;
     match &rest[i..] {
-        ["link", "show", "dev", x] | ["link", "show", x] => Some((x.to_string(), twice)),
+        ["link", "show", "dev", x] | ["link", "show", x] => Some((x.to_string(), level)),
+        _ => None,
+    }
+}
+
+/// `dcb [-j] [-s] [-N] pfc|app show dev X`: the object, the device and the
+/// options. Other options and objects are not answered.
+fn dcb_show(w: &[&str]) -> Option<(&'static str, String, DcbOpts)> {
+    let (&first, rest) = w.split_first()?;
+    if first != "dcb" {
+        return None;
+    }
+    let mut o = DcbOpts {
+        json: false,
+        stats: false,
+        numeric: false,
+    };
+    let i = rest.iter().position(|x| !x.starts_with('-'))?;
+    for f in &rest[..i] {
+        match *f {
+            "-j" | "--json" => o.json = true,
+            "-s" | "--statistics" => o.stats = true,
+            "-N" | "--Numeric" => o.numeric = true,
+            _ => return None,
+        }
+    }
+    match &rest[i..] {
+        ["pfc", "show", "dev", x] => Some(("pfc", x.to_string(), o)),
+        ["app", "show", "dev", x] => Some(("app", x.to_string(), o)),
         _ => None,
     }
 }
@@ -111,6 +199,19 @@ pub fn parse_node(inv: &Inventory, node: NodeId, argv: &[String]) -> Option<Pars
         let side = usize::from(inv.links[l].a != End::Nic(n));
         return Some(Parsed::Fault(FaultCmd::Link { link: l, side, up }));
     }
+    if let Some((x, level)) = ip_link_show(&w) {
+        return Some(match nic_by_netdev(&x) {
+            Some(n) => Parsed::Probe(Probe::NicLink(n, level)),
+            None => no_device("ip show", &x),
+        });
+    }
+    if let Some((object, x, o)) = dcb_show(&w) {
+        return Some(match nic_by_netdev(&x) {
+            Some(n) if object == "pfc" => Parsed::Probe(Probe::NicPfc(n, o)),
+            Some(n) => Parsed::Probe(Probe::NicApp(n, o)),
+            None => no_device("dcb", &x),
+        });
+    }
     let probe = match w.as_slice() {
         ["ethtool", "-S", x] | ["ethtool", "--statistics", x] => match nic_by_netdev(x) {
             Some(n) => Probe::NicStats(n),
@@ -120,12 +221,26 @@ pub fn parse_node(inv: &Inventory, node: NodeId, argv: &[String]) -> Option<Pars
             Some(n) => Probe::NicInfo(n),
             None => return Some(no_device("ethtool", x)),
         },
+        ["ethtool", "-m", x] | ["ethtool", "--module-info", x] => match nic_by_netdev(x) {
+            Some(n) => Probe::NicModule(n),
+            None => return Some(no_device("ethtool netlink", x)),
+        },
+        ["ethtool", x] if !x.starts_with('-') => match nic_by_netdev(x) {
+            Some(n) => Probe::NicSettings(n),
+            None => return Some(no_device("ethtool netlink", x)),
+        },
         ["mlnx_qos", "-i", x] => match nic_by_netdev(x) {
             Some(n) => Probe::NicQos(n),
             None => return Some(no_device("mlnx_qos", x)),
         },
         ["lldpctl", "-f", "json"] | ["lldpcli", "-f", "json", "show", "neighbors"] => {
-            Probe::Lldp(node)
+            Probe::Lldp(node, LldpFormat::Json)
+        }
+        ["lldpctl", "-f", "json0"] | ["lldpcli", "-f", "json0", "show", "neighbors"] => {
+            Probe::Lldp(node, LldpFormat::Json0)
+        }
+        ["grep", "-H", ".", files @ ..] if !files.is_empty() => {
+            Probe::Files(node, files.iter().map(|f| f.to_string()).collect())
         }
         ["grep", "-r", ".", dirs @ ..] if !dirs.is_empty() => {
             let dev = dirs[0]
@@ -182,10 +297,10 @@ pub fn parse_switch(fabric: &Fabric, switch: SwitchId, argv: &[String]) -> Optio
         };
         Some(Parsed::Fault(FaultCmd::Routing { switch, action }))
     };
-    if let Some((x, twice)) = ip_link_show(&w) {
+    if let Some((x, level)) = ip_link_show(&w) {
         return Some(match port(&x) {
-            Some(p) => Parsed::Probe(Probe::PortLink(p, twice)),
-            None => no_device("ip", &x),
+            Some(p) => Parsed::Probe(Probe::PortLink(p, level)),
+            None => no_device("ip show", &x),
         });
     }
     if let Some(x) = tc_qdisc_show(&w) {
@@ -194,19 +309,37 @@ pub fn parse_switch(fabric: &Fabric, switch: SwitchId, argv: &[String]) -> Optio
             None => no_device("tc", &x),
         });
     }
+    // mlxsw has no APP-table offload the emulated operator uses: only PFC.
+    if let Some(("pfc", x, o)) = dcb_show(&w) {
+        return Some(match port(&x) {
+            Some(p) => Parsed::Probe(Probe::PortPfc(p, o)),
+            None => no_device("dcb", &x),
+        });
+    }
     let probe = match w.as_slice() {
         ["systemctl", a @ ("stop" | "start" | "restart"), unit] => return routing(a, unit),
         ["reboot"] | ["systemctl", "reboot"] => {
             return Some(Parsed::Fault(FaultCmd::Reboot { switch }))
         }
+        ["uname", "-r"] => Probe::Kernel,
         ["ethtool", "-S", x] => match port(x) {
             Some(p) => Probe::PortStats(p),
             None => return Some(no_device("ethtool", x)),
         },
-        ["dcb", "pfc", "show", "dev", x] => match port(x) {
-            Some(p) => Probe::PortPfc(p),
-            None => return Some(no_device("dcb", x)),
+        ["ethtool", "-m", x] | ["ethtool", "--module-info", x] => match port(x) {
+            Some(p) => Probe::PortModule(p),
+            None => return Some(no_device("ethtool netlink", x)),
         },
+        ["ethtool", x] if !x.starts_with('-') => match port(x) {
+            Some(p) => Probe::PortSettings(p),
+            None => return Some(no_device("ethtool netlink", x)),
+        },
+        ["lldpctl", "-f", "json"] | ["lldpcli", "-f", "json", "show", "neighbors"] => {
+            Probe::SwitchLldp(switch, LldpFormat::Json)
+        }
+        ["lldpctl", "-f", "json0"] | ["lldpcli", "-f", "json0", "show", "neighbors"] => {
+            Probe::SwitchLldp(switch, LldpFormat::Json0)
+        }
         _ => return None,
     };
     Some(Parsed::Probe(probe))
@@ -240,6 +373,48 @@ impl Emulator {
         o
     }
 
+    /// The module at `end`. Light arrives while the far laser is on and the
+    /// fibre carries it: the link is up, or it is down only because this
+    /// end is (its own laser off, the far one on). A NIC without a cable
+    /// has its laser on and receives nothing. `weak_lane` defects planted at
+    /// this end override their lanes.
+    fn light(&self, end: &End) -> Light {
+        let weak = self
+            .inv
+            .defects
+            .iter()
+            .filter_map(|d| match d {
+                Defect::WeakLane {
+                    end: e,
+                    lane,
+                    rx_dbm,
+                } if self.inv.resolve_end(e).as_ref() == Some(end) => Some((*lane, *rx_dbm)),
+                _ => None,
+            })
+            .collect();
+        let name = self.inv.end_name(end);
+        let Some(l) = self.inv.link_at(end) else {
+            return Light {
+                end: name,
+                peer: String::new(),
+                tx_on: true,
+                rx_lit: false,
+                weak,
+            };
+        };
+        let link = &self.inv.links[l];
+        let side = usize::from(&link.a != end);
+        let peer = if side == 0 { &link.b } else { &link.a };
+        let admin = self.fabric.admin_up[l];
+        Light {
+            end: name,
+            peer: self.inv.end_name(peer),
+            tx_on: admin[side],
+            rx_lit: admin[1 - side] && (self.fabric.link_up[l] || !admin[side]),
+            weak,
+        }
+    }
+
     /// Answers a read at virtual time `t` from the state as it is then.
     pub(super) fn read(&self, probe: &Probe, host: &str, t: f64) -> InvocationOutput {
         let w = &self.world;
@@ -247,10 +422,95 @@ impl Emulator {
         if o.failure.is_some() {
             return o;
         }
+        let node_nics = |node: NodeId| -> Vec<_> {
+            self.inv.nodes[node]
+                .nics
+                .iter()
+                .map(|&n| &w.nic_cfg[n])
+                .collect()
+        };
+        let switch_ports = |s: SwitchId| -> Vec<_> {
+            (0..w.port_cfg.len())
+                .filter(|&i| w.port_switch[i] == Some(s))
+                .map(|i| &w.port_cfg[i])
+                .collect()
+        };
         o.stdout = match probe {
             Probe::NicStats(n) => host_out::ethtool_stats(&w.nic_cfg[*n], &w.nic[*n]),
             Probe::NicInfo(n) => host_out::ethtool_info(&w.nic_cfg[*n]),
             Probe::NicQos(n) => host_out::mlnx_qos(&w.nic_cfg[*n]),
+            Probe::NicSettings(n) => {
+                let c = &w.nic_cfg[*n];
+                config_out::ethtool_settings(&LinkView {
+                    name: &c.netdev,
+                    driver: Driver::Mlx5,
+                    speed_mbps: c.speed_mbps,
+                    link_up: c.link_up,
+                    pfc_any: c.pfc.iter().any(|&on| on),
+                })
+            }
+            Probe::NicLink(n, level) => {
+                let c = &w.nic_cfg[*n];
+                let node = &self.inv.nodes[self.inv.nics[*n].node];
+                // lo, then the management port, then the NICs in order.
+                let k = node.nics.iter().position(|x| x == n).unwrap_or(0);
+                let v = NetdevView {
+                    ifindex: 3 + k as u32,
+                    name: &c.netdev,
+                    admin_up: c.admin_up,
+                    carrier: c.link_up,
+                    mtu: c.mtu,
+                    qdisc: "mq",
+                    mac: c.mac,
+                };
+                // mlx5's ndo_get_stats64 counts the kernel's traffic only,
+                // which RoCE bypasses; FCS errors come from the port.
+                let st = NetdevStats {
+                    crc_errors: count(w.nic[*n].rx_crc_errors),
+                    link_down_events: count(w.nic[*n].link_down_events),
+                    ..NetdevStats::default()
+                };
+                switch_out::ip_link(&v, &st, *level)
+            }
+            Probe::NicPfc(n, opts) => {
+                let c = &w.nic_cfg[*n];
+                let pc = &w.nic[*n].prio;
+                let p = config_out::Pfc {
+                    enabled: c.pfc,
+                    // mlx5 reports its cable length (mlnx_qos's
+                    // `Cable len: 7`) as the PFC delay.
+                    delay: 7,
+                    requests: pc.map(|p| count(p.tx_pause)),
+                    indications: pc.map(|p| count(p.rx_pause)),
+                };
+                if opts.json {
+                    config_out::dcb_pfc_json(&p, opts.stats)
+                } else {
+                    config_out::dcb_pfc_text(&p, opts.stats)
+                }
+            }
+            Probe::NicApp(n, opts) => {
+                let c = &w.nic_cfg[*n];
+                let entries = config_out::dscp_app(c.trust_dscp, &c.dscp2prio);
+                if opts.json {
+                    config_out::dcb_app_json(&entries)
+                } else {
+                    config_out::dcb_app_text(&entries, opts.numeric)
+                }
+            }
+            Probe::NicModule(n) => optics::ethtool_m(&self.light(&End::Nic(*n))),
+            Probe::Files(node, files) => {
+                let fs = NodeFs {
+                    inv: &self.inv,
+                    fabric: &self.fabric,
+                    world: w,
+                    node: *node,
+                };
+                let (out, err, exit) = sysfs::grep_h(files, |p| fs.read(p));
+                o.stderr = err;
+                o.exit = Some(exit);
+                out
+            }
             Probe::NicSysfs(n, dirs) => {
                 let all = host_out::sysfs_counters(&self.inv.nics[*n].device, &w.nic[*n]);
                 all.lines()
@@ -261,26 +521,45 @@ impl Emulator {
                     .map(|l| format!("{l}\n"))
                     .collect()
             }
-            Probe::Lldp(node) => {
-                let cfgs: Vec<_> = self.inv.nodes[*node]
-                    .nics
-                    .iter()
-                    .map(|&n| &w.nic_cfg[n])
-                    .collect();
-                host_out::lldpctl_json(&self.inv.nodes[*node].name, &cfgs)
+            Probe::Lldp(node, format) => {
+                let name = &self.inv.nodes[*node].name;
+                match format {
+                    LldpFormat::Json => lldp::lldpctl_json(name, &node_nics(*node)),
+                    LldpFormat::Json0 => lldp::lldpctl_json0(name, &node_nics(*node)),
+                }
             }
+            Probe::SwitchLldp(s, format) => {
+                let name = &self.inv.switches[*s].name;
+                match format {
+                    LldpFormat::Json => lldp::switch_lldpctl_json(name, &switch_ports(*s)),
+                    LldpFormat::Json0 => lldp::switch_lldpctl_json0(name, &switch_ports(*s)),
+                }
+            }
+            Probe::Kernel => format!("{}\n", config_out::SWITCH_KERNEL),
             Probe::PortStats(p) => switch_out::ethtool_stats(&w.port_cfg[*p], &w.port[*p]),
-            Probe::PortLink(p, twice) => {
-                let mac = [0x02, 0x5c, 0, (p >> 16) as u8, (p >> 8) as u8, *p as u8];
-                let render = if *twice {
-                    switch_out::ip_link_json_ss
-                } else {
-                    switch_out::ip_link_json
-                };
-                render(&w.port_cfg[*p], &w.port[*p], *p as u32 + 10, mac)
+            Probe::PortSettings(p) => {
+                let c = &w.port_cfg[*p];
+                config_out::ethtool_settings(&LinkView {
+                    name: &c.name,
+                    driver: Driver::Mlxsw,
+                    speed_mbps: c.speed_mbps,
+                    link_up: c.admin_up && c.link_up,
+                    pfc_any: c.pfc.iter().any(|&on| on),
+                })
             }
-            Probe::PortPfc(p) => switch_out::dcb_pfc(&w.port_cfg[*p]),
+            Probe::PortLink(p, level) => {
+                let mac = [0x02, 0x5c, 0, (p >> 16) as u8, (p >> 8) as u8, *p as u8];
+                let v = switch_out::port_netdev(&w.port_cfg[*p], *p as u32 + 10, mac);
+                switch_out::ip_link(&v, &NetdevStats::of_port(&w.port[*p]), *level)
+            }
+            Probe::PortPfc(p, opts) => {
+                switch_out::dcb_pfc(&w.port_cfg[*p], &w.port[*p], opts.json, opts.stats)
+            }
             Probe::PortQdisc(p) => switch_out::tc_qdisc(&w.port_cfg[*p], &w.port[*p]),
+            Probe::PortModule(p) => {
+                let l = &self.inv.links[*p / 2];
+                optics::ethtool_m(&self.light(if *p % 2 == 0 { &l.a } else { &l.b }))
+            }
             Probe::Composed(parts) => parts
                 .iter()
                 .enumerate()
@@ -296,4 +575,9 @@ impl Emulator {
         };
         o
     }
+}
+
+/// A model total as the counter a tool prints (rounded down, never negative).
+fn count(v: f64) -> u64 {
+    v.max(0.0).floor() as u64
 }

@@ -1,6 +1,6 @@
 //! What the emulated hardware remembers between commands: the counters every
 //! NIC port and switch port keeps, and the configuration the read-only tools
-//! print (`ethtool -i`, `mlnx_qos`, `dcb`, `tc`, `lldpctl`). Values are true
+//! print (`ethtool`, `mlnx_qos`, `dcb`, `tc`, `lldpctl`, sysfs). Values are true
 //! totals kept as `f64` so fractional rates accrue exactly; the renderers
 //! (`host_out`, `switch_out`) round them and apply each real counter's width
 //! (a 32-bit IB port counter saturates, a reloaded switch starts from zero).
@@ -82,6 +82,8 @@ pub struct NicConfig {
     /// Negotiated speed in Mb/s (0 while the link is down).
     pub speed_mbps: u64,
     pub link_up: bool,
+    /// Administratively up (`ip link set … up`); the link needs both ends up.
+    pub admin_up: bool,
     pub mtu: u32,
     pub driver_version: String,
     pub firmware: String,
@@ -110,4 +112,26 @@ pub struct PortConfig {
     pub pfc: [bool; 8],
     /// ECN marking thresholds per traffic class, bytes: (min, max, probability at max in %).
     pub ecn: [Option<(u64, u64, u32)>; 8],
+    /// What is plugged into the port, as its LLDP agent would learn it
+    /// while the link is up (the cable as plugged, not as the inventory says).
+    pub neighbor: Option<Neighbor>,
+}
+
+/// The far end of a switch port's cable, as LLDP describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Neighbor {
+    /// A host NIC running lldpd with its defaults: the port id is the
+    /// interface's MAC, the port description its name.
+    Host {
+        node: String,
+        netdev: String,
+        mac: [u8; 6],
+        mgmt: String,
+    },
+    /// Another switch's port, advertised by name.
+    Switch {
+        name: String,
+        port: String,
+        mgmt: String,
+    },
 }

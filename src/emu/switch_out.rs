@@ -5,9 +5,8 @@
 //! | function | command line |
 //! |---|---|
 //! | [`ethtool_stats`] | `ethtool -S swpN` |
-//! | [`ip_link_json`] | `ip -s -j link show dev swpN` |
-//! | [`ip_link_json_ss`] | `ip -s -s -j link show dev swpN` |
-//! | [`dcb_pfc`] | `dcb pfc show dev swpN` |
+//! | [`ip_link`] | `ip [-s [-s]] -j link show dev swpN` (and a host's netdev) |
+//! | [`dcb_pfc`] | `dcb [-j] [-s] pfc show dev swpN` |
 //! | [`tc_qdisc`] | `tc -s -d qdisc show dev swpN` |
 //!
 //! Formats follow the sources that print them: mlxsw's
@@ -189,86 +188,135 @@ pub fn ethtool_stats(cfg: &PortConfig, c: &PortCounters) -> String {
 
 // ------------------------------------------------------------- ip -j link
 
-fn ip_link(cfg: &PortConfig, c: &PortCounters, ifindex: u32, mac: [u8; 6], level: u8) -> String {
-    let up = lower_up(cfg);
+/// One netdev as `ip -j link show` prints it, switch port or host NIC.
+#[derive(Debug, Clone, Copy)]
+pub struct NetdevView<'a> {
+    pub ifindex: u32,
+    pub name: &'a str,
+    pub admin_up: bool,
+    pub carrier: bool,
+    pub mtu: u32,
+    /// The root qdisc: `ets` on an emulated switch port, `mq` on mlx5.
+    pub qdisc: &'a str,
+    pub mac: [u8; 6],
+}
+
+/// What the netdev's `ndo_get_stats64` returns, already rounded.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NetdevStats {
+    pub rx_bytes: u64,
+    pub rx_packets: u64,
+    pub tx_bytes: u64,
+    pub tx_packets: u64,
+    pub crc_errors: u64,
+    pub link_down_events: u64,
+}
+
+impl NetdevStats {
+    /// mlxsw's: frames and octets from the 802.3 group.
+    pub fn of_port(c: &PortCounters) -> Self {
+        NetdevStats {
+            rx_bytes: n(c.rx_bytes),
+            rx_packets: n(c.rx_packets),
+            tx_bytes: n(c.tx_bytes),
+            tx_packets: n(c.tx_packets),
+            crc_errors: n(c.rx_crc_errors),
+            link_down_events: n(c.link_down_events),
+        }
+    }
+}
+
+/// `ip [-s [-s]] -j link show dev X` (iproute2 6.x field order); `level`
+/// is the number of `-s`. `UP` in flags is the admin state, `LOWER_UP` the
+/// carrier; a physical port without carrier is `operstate` `DOWN`. Errors
+/// are FCS errors only (`rx_errors` = FCS + alignment + length errors on
+/// both drivers), nothing is dropped.
+pub fn ip_link(v: &NetdevView, st: &NetdevStats, level: u8) -> String {
+    let up = v.admin_up && v.carrier;
     let mut flags = Vec::new();
-    if cfg.admin_up && !up {
+    if v.admin_up && !up {
         flags.push("NO-CARRIER");
     }
     flags.extend(["BROADCAST", "MULTICAST"]);
-    if cfg.admin_up {
+    if v.admin_up {
         flags.push("UP");
     }
     if up {
         flags.push("LOWER_UP");
     }
     let flags: Vec<String> = flags.iter().map(|f| format!("\"{f}\"")).collect();
-    let mac = mac
+    let mac = v
+        .mac
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect::<Vec<_>>()
         .join(":");
-
-    // mlxsw's ndo_get_stats64: frames and octets from the 802.3 group,
-    // rx_errors = FCS + alignment + length errors, nothing dropped.
-    let crc = n(c.rx_crc_errors);
-    let mut rx = format!(
-        "\"bytes\":{},\"packets\":{},\"errors\":{crc},\"dropped\":0,\"over_errors\":0,\"multicast\":0",
-        n(c.rx_bytes),
-        n(c.rx_packets)
+    let mut out = format!(
+        "[{{\"ifindex\":{},\"ifname\":\"{}\",\"flags\":[{}],\"mtu\":{},\"qdisc\":\"{}\",\"operstate\":\"{}\",\"linkmode\":\"DEFAULT\",\"group\":\"default\",\"txqlen\":1000,\"link_type\":\"ether\",\"address\":\"{mac}\",\"broadcast\":\"ff:ff:ff:ff:ff:ff\"",
+        v.ifindex,
+        v.name,
+        flags.join(","),
+        v.mtu,
+        v.qdisc,
+        if up { "UP" } else { "DOWN" },
     );
-    let mut tx = format!(
-        "\"bytes\":{},\"packets\":{},\"errors\":0,\"dropped\":0,\"carrier_errors\":0,\"collisions\":0",
-        n(c.tx_bytes),
-        n(c.tx_packets)
-    );
-    if level > 1 {
-        // One carrier change when the port first came up, two per flap.
-        let carrier_changes = 2 * n(c.link_down_events) + u64::from(up);
-        rx.push_str(&format!(
-            ",\"length_errors\":0,\"crc_errors\":{crc},\"frame_errors\":0,\"fifo_errors\":0,\"missed_errors\":0"
-        ));
-        tx.push_str(&format!(
-            ",\"aborted_errors\":0,\"fifo_errors\":0,\"window_errors\":0,\"heartbeat_errors\":0,\"carrier_changes\":{carrier_changes}"
-        ));
+    if level > 0 {
+        let crc = st.crc_errors;
+        let mut rx = format!(
+            "\"bytes\":{},\"packets\":{},\"errors\":{crc},\"dropped\":0,\"over_errors\":0,\"multicast\":0",
+            st.rx_bytes, st.rx_packets
+        );
+        let mut tx = format!(
+            "\"bytes\":{},\"packets\":{},\"errors\":0,\"dropped\":0,\"carrier_errors\":0,\"collisions\":0",
+            st.tx_bytes, st.tx_packets
+        );
+        if level > 1 {
+            // One carrier change when the port first came up, two per flap.
+            let carrier_changes = 2 * st.link_down_events + u64::from(up);
+            rx.push_str(&format!(
+                ",\"length_errors\":0,\"crc_errors\":{crc},\"frame_errors\":0,\"fifo_errors\":0,\"missed_errors\":0"
+            ));
+            tx.push_str(&format!(
+                ",\"aborted_errors\":0,\"fifo_errors\":0,\"window_errors\":0,\"heartbeat_errors\":0,\"carrier_changes\":{carrier_changes}"
+            ));
+        }
+        out.push_str(&format!(",\"stats64\":{{\"rx\":{{{rx}}},\"tx\":{{{tx}}}}}"));
     }
-    format!(
-        "[{{\"ifindex\":{ifindex},\"ifname\":\"{name}\",\"flags\":[{flags}],\"mtu\":{mtu},\"qdisc\":\"ets\",\"operstate\":\"{oper}\",\"linkmode\":\"DEFAULT\",\"group\":\"default\",\"txqlen\":1000,\"link_type\":\"ether\",\"address\":\"{mac}\",\"broadcast\":\"ff:ff:ff:ff:ff:ff\",\"stats64\":{{\"rx\":{{{rx}}},\"tx\":{{{tx}}}}}}}]\n",
-        name = cfg.name,
-        flags = flags.join(","),
-        mtu = cfg.mtu,
-        oper = if up { "UP" } else { "DOWN" },
-    )
+    out.push_str("}]\n");
+    out
 }
 
-/// `ip -s -j link show dev swpN` (iproute2 6.x field order). `UP` in flags
-/// is the admin state, `LOWER_UP` the carrier; a physical port without
-/// carrier is `operstate` `DOWN`.
-pub fn ip_link_json(cfg: &PortConfig, c: &PortCounters, ifindex: u32, mac: [u8; 6]) -> String {
-    ip_link(cfg, c, ifindex, mac, 1)
-}
-
-/// `ip -s -s -j link show dev swpN`: adds the error breakdown and
-/// `carrier_changes`, the port's only link-down count.
-pub fn ip_link_json_ss(cfg: &PortConfig, c: &PortCounters, ifindex: u32, mac: [u8; 6]) -> String {
-    ip_link(cfg, c, ifindex, mac, 2)
+/// A switch port as `ip -j link` shows it.
+pub fn port_netdev(cfg: &PortConfig, ifindex: u32, mac: [u8; 6]) -> NetdevView<'_> {
+    NetdevView {
+        ifindex,
+        name: &cfg.name,
+        admin_up: cfg.admin_up,
+        carrier: lower_up(cfg),
+        mtu: cfg.mtu,
+        qdisc: "ets",
+        mac,
+    }
 }
 
 // ----------------------------------------------------------- dcb pfc show
 
 /// `dcb pfc show dev swpN`. mlxsw reports 8 PFC-capable priorities; the
 /// emulated operator never sets `delay` or MACsec bypass.
-pub fn dcb_pfc(cfg: &PortConfig) -> String {
-    let prio: Vec<String> = cfg
-        .pfc
-        .iter()
-        .enumerate()
-        .map(|(p, on)| format!("{p}:{} ", if *on { "on" } else { "off" }))
-        .collect();
-    format!(
-        "pfc-cap 8 macsec-bypass off delay 0 \nprio-pfc {}\n",
-        prio.concat()
-    )
+pub fn dcb_pfc(cfg: &PortConfig, c: &PortCounters, json: bool, stats: bool) -> String {
+    let p = super::config_out::Pfc {
+        enabled: cfg.pfc,
+        delay: 0,
+        // mlxsw fills them from the same PPCNT counters as
+        // `tx_pause_prio_N` and `rx_pause_prio_N`.
+        requests: c.prio.map(|p| n(p.tx_pause)),
+        indications: c.prio.map(|p| n(p.rx_pause)),
+    };
+    if json {
+        super::config_out::dcb_pfc_json(&p, stats)
+    } else {
+        super::config_out::dcb_pfc_text(&p, stats)
+    }
 }
 
 // ---------------------------------------------------- tc -s -d qdisc show
@@ -403,6 +451,17 @@ mod tests {
     use crate::emu::state::PrioCounters;
     use crate::switch::linux::counters as parse;
 
+    /// `ip -s -j link show dev swpN`.
+    fn ip_link_json(cfg: &PortConfig, c: &PortCounters, ifindex: u32, mac: [u8; 6]) -> String {
+        ip_link(&port_netdev(cfg, ifindex, mac), &NetdevStats::of_port(c), 1)
+    }
+
+    /// `ip -s -s -j link show dev swpN`: adds the error breakdown and
+    /// `carrier_changes`, the port's only link-down count.
+    fn ip_link_json_ss(cfg: &PortConfig, c: &PortCounters, ifindex: u32, mac: [u8; 6]) -> String {
+        ip_link(&port_netdev(cfg, ifindex, mac), &NetdevStats::of_port(c), 2)
+    }
+
     fn cfg() -> PortConfig {
         let mut ecn = [None; 8];
         ecn[3] = Some((150_000, 1_500_000, 10));
@@ -415,6 +474,7 @@ mod tests {
             mtu: 9216,
             pfc: [false, false, false, true, false, false, false, false],
             ecn,
+            neighbor: None,
         }
     }
 
@@ -584,7 +644,8 @@ mod tests {
 
     #[test]
     fn dcb_round_trip() {
-        let text = dcb_pfc(&cfg());
+        let c = counters();
+        let text = dcb_pfc(&cfg(), &c, false, false);
         assert_eq!(
             text,
             "pfc-cap 8 macsec-bypass off delay 0 \nprio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off \n"
@@ -598,9 +659,33 @@ mod tests {
         let mut all = cfg();
         all.pfc = [true, false, true, false, true, false, true, false];
         assert_eq!(
-            parse::parse_dcb_pfc(&dcb_pfc(&all)).unwrap().enabled(),
+            parse::parse_dcb_pfc(&dcb_pfc(&all, &c, false, false))
+                .unwrap()
+                .enabled(),
             vec![0, 2, 4, 6]
         );
+        // -s adds the PFC frames each way; -j reads back the same.
+        let text = dcb_pfc(&cfg(), &c, false, true);
+        let p = parse::parse_dcb_pfc(&text).unwrap();
+        assert_eq!((p.requests[3], p.indications[3]), (Some(703), Some(503)));
+        let j = crate::counters::host_cfg::parse_dcb_pfc_json(&dcb_pfc(&cfg(), &c, true, true));
+        assert_eq!(j.unwrap(), p);
+    }
+
+    #[test]
+    fn ip_link_without_stats_has_no_stats64() {
+        let text = ip_link(
+            &port_netdev(&cfg(), 12, [0; 6]),
+            &NetdevStats::of_port(&counters()),
+            0,
+        );
+        assert!(!text.contains("stats64"), "{text}");
+        let l = &parse::parse_ip_link_json(&text).unwrap()[0];
+        assert_eq!(
+            (l.ifname.as_str(), l.mtu, l.lower_up),
+            ("swp7", Some(9216), true)
+        );
+        assert!(l.readings.is_empty());
     }
 
     #[test]

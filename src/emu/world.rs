@@ -7,15 +7,18 @@
 //! `tc`) from it.
 //!
 //! Configuration defects live here and nowhere else: `firmware` changes what
-//! `ethtool -i` prints, `extra_pfc` what `mlnx_qos` prints, `pfc_off` and
-//! `ecn_thresholds` what `dcb pfc` and `tc qdisc` print on that switch, and
-//! the last two also change how that switch's queues behave under congestion.
+//! `ethtool -i` and sysfs print, `extra_pfc` what `mlnx_qos` and `dcb pfc`
+//! print, `pfc_off` and `ecn_thresholds` what `dcb pfc` and `tc qdisc` print
+//! on that switch (and how its queues behave under congestion),
+//! `swapped_cables` who LLDP finds on both ends of the two cables.
+//! `nic_speed` reaches the configuration through the fabric's line rates;
+//! `weak_lane` is the optics' business (`optics`), read at `ethtool -m`.
 
 use crate::config::inventory::Defect;
 use crate::config::model::{End, Inventory, NicId, SwitchId};
 
 use super::fabric::Fabric;
-use super::state::{NicConfig, NicCounters, PortConfig, PortCounters, PrioCounters};
+use super::state::{Neighbor, NicConfig, NicCounters, PortConfig, PortCounters, PrioCounters};
 
 /// Ethernet MTU of host netdevs and switch ports (RoCE MTU 4096 needs ≥ 4200).
 pub const HOST_MTU: u32 = 9000;
@@ -125,6 +128,7 @@ impl World {
                     mtu: SWITCH_MTU,
                     pfc,
                     ecn,
+                    neighbor: None,
                 });
             }
         }
@@ -152,6 +156,7 @@ impl World {
                     device: nic.device.clone(),
                     speed_mbps: l.map_or(0, |l| (fabric.line_gbps[l] * 1000.0) as u64),
                     link_up: l.is_some_and(|l| fabric.link_up[l]),
+                    admin_up: true,
                     mtu: HOST_MTU,
                     driver_version: driver.clone(),
                     firmware: firmware.clone(),
@@ -221,6 +226,45 @@ impl World {
                     }
                 }
                 _ => {}
+            }
+        }
+        // A switch port learns whichever NIC is plugged into it, and the
+        // switch at the other end of a switch-to-switch cable.
+        for (n, p) in plugged.iter().enumerate() {
+            let Some((s, port)) = p else { continue };
+            if let Some(i) = fabric.port(*s, port) {
+                let nic = &inv.nics[n];
+                let node = &inv.nodes[nic.node];
+                port_cfg[i].neighbor = Some(Neighbor::Host {
+                    node: node.name.clone(),
+                    netdev: nic.netdev.clone(),
+                    mac: nic_cfg[n].mac,
+                    mgmt: node.address.clone(),
+                });
+            }
+        }
+        for (l, link) in inv.links.iter().enumerate() {
+            if let (
+                End::Port {
+                    switch: sa,
+                    port: pa,
+                },
+                End::Port {
+                    switch: sb,
+                    port: pb,
+                },
+            ) = (&link.a, &link.b)
+            {
+                let far = |s: SwitchId, port: &str| {
+                    let sw = &inv.switches[s];
+                    Some(Neighbor::Switch {
+                        name: sw.name.clone(),
+                        port: port.to_string(),
+                        mgmt: sw.address.clone(),
+                    })
+                };
+                port_cfg[2 * l].neighbor = far(*sb, pb);
+                port_cfg[2 * l + 1].neighbor = far(*sa, pa);
             }
         }
         for (n, p) in plugged.into_iter().enumerate() {
@@ -323,6 +367,7 @@ impl World {
                 match self.ends[idx] {
                     EndRef::Nic(n) => {
                         self.nic_cfg[n].link_up = fabric.link_up[l];
+                        self.nic_cfg[n].admin_up = fabric.admin_up[l][side];
                         self.nic_cfg[n].speed_mbps = if fabric.link_up[l] {
                             (fabric.line_gbps[l] * 1000.0) as u64
                         } else {
