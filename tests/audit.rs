@@ -20,8 +20,8 @@ fn audit(inventory: &str) -> (i32, Vec<serde_json::Value>) {
         .args(["audit", "--json", "-i", inventory])
         .output()
         .expect("rocegate runs");
-    let findings: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| {
+    let findings: Vec<serde_json::Value> =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
             panic!(
                 "{inventory}: not JSON ({e}): {}",
                 String::from_utf8_lossy(&out.stderr)
@@ -205,7 +205,9 @@ fn bad_arguments_exit_2_with_the_reason() {
 #[test]
 fn check_prefixes_narrow_the_audit() {
     let out = rocegate()
-        .args(["audit", "--json", "--check", "cabling", "--check", "nic.pfc"])
+        .args([
+            "audit", "--json", "--check", "cabling", "--check", "nic.pfc",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));

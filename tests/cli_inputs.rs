@@ -925,6 +925,7 @@ fn plan_json_has_tests_coverage_and_estimate() {
     assert_eq!(
         names,
         [
+            "audit",
             "rail-bw",
             "mesh-bw",
             "rail-lat",
@@ -963,7 +964,7 @@ fn validate_shipped_files() {
         out.ok();
         assert!(
             out.stdout.starts_with(
-                "ok: inventory inventory/emulated.yaml (16 nodes, 128 NICs, 20 switches, 256 links); suite suites/acceptance.yaml (7 tests)"
+                "ok: inventory inventory/emulated.yaml (16 nodes, 128 NICs, 20 switches, 256 links); suite suites/acceptance.yaml (8 tests)"
             ),
             "{args:?}: {}",
             out.dump()

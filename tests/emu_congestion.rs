@@ -107,7 +107,7 @@ fn run(dir: &Path, name: &str, defects: &str) -> Run {
                 };
                 series.entry(key).or_default().push(s);
             }
-            Some("verdict") if v["test"] == "incast-steady" => {
+            Some("verdict") if v["test"] == "incast-steady" && v["kind"] != "counters" => {
                 r.bw = v["value"].as_f64().expect("a bandwidth");
             }
             _ => {}

@@ -1,10 +1,10 @@
 //! Planted defects, end to end: a generated pod gets one defect of each
 //! kind on components picked by a seeded draw, the acceptance suite runs
 //! against it and against the same pod without defects, and every defect
-//! that traffic can reveal must show up in a failing or warning verdict that
-//! names it, while the healthy pod fails nothing. The configuration defects
-//! are checked the way the audit will read them: through the transport and
-//! the real-format parsers.
+//! must show up in a failing or warning verdict that names it (the traffic,
+//! the audit or the counter ledger), while the healthy pod fails nothing.
+//! The configuration defects are also checked in what the tools print,
+//! through the transport and the real-format parsers.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -50,8 +50,8 @@ fn node(i: u32) -> String {
     format!("gpu{:03}", i + 1)
 }
 
-/// The defects of one draw, as YAML, and the names each traffic-visible
-/// defect must be reported under.
+/// The defects of one draw, as YAML, and the names each defect must be
+/// reported under (by the traffic, the audit or the counter ledger).
 struct Planted {
     yaml: String,
     visible: Vec<(String, Vec<String>)>,
@@ -113,6 +113,16 @@ fn plant(seed: u64) -> Planted {
             "swapped_cables".to_string(),
             vec![nic((swap_node, swap.0)), nic((swap_node, swap.1))],
         ),
+        (
+            "pfc_off".to_string(),
+            vec![format!("r{}-leaf{}", pfc_leaf.0, pfc_leaf.1)],
+        ),
+        (
+            "ecn_thresholds".to_string(),
+            vec![format!("r{}-leaf{}", ecn_leaf.0, ecn_leaf.1)],
+        ),
+        ("firmware".to_string(), vec![node(fw)]),
+        ("extra_pfc".to_string(), vec![nic(extra)]),
     ];
     let all = visible.iter().flat_map(|(_, v)| v.clone()).collect();
     Planted { yaml, visible, all }
@@ -175,7 +185,7 @@ fn names(v: &serde_json::Value, what: &str) -> bool {
 }
 
 #[test]
-fn every_traffic_visible_defect_fails_or_warns_and_names_its_component() {
+fn every_defect_fails_or_warns_and_names_its_component() {
     let dir = tempfile::tempdir().unwrap();
     for seed in [7u64, 1234, 99_991] {
         let planted = plant(seed);

@@ -200,7 +200,7 @@ fn production_refuses_faults_without_the_flag_and_plan_shows_the_blast_radius() 
         "{plan}"
     );
     assert!(
-        plan.contains("link-flap: link_flap on gpu014:mlx5_0 during allreduce; isolates 1 NIC(s)"),
+        plan.contains("link-flap: link_flap on gpu005:mlx5_0 during allreduce; isolates 1 NIC(s)"),
         "{plan}"
     );
 

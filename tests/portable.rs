@@ -287,7 +287,7 @@ fn selectors_resolve_on_a_pod_with_ten_leaves_per_rail() {
     assert!(out.status.success(), "{text}");
     assert!(
         text.contains(
-            "tests[6].fault.leaf_reset.switch: {select: leaf, rail: 0, pick: fewest_isolated} -> r0-leaf01"
+            "tests[7].fault.leaf_reset.switch: {select: leaf, rail: 0, pick: fewest_isolated} -> r0-leaf01"
         ),
         "{text}"
     );

@@ -186,7 +186,13 @@ pub fn findings(test: &str, obs: &[Observation]) -> Vec<Finding> {
 mod tests {
     use super::*;
 
-    fn o(local: &str, expected: &str, heard: Option<&str>, rail: u32, heard_rail: u32) -> Observation {
+    fn o(
+        local: &str,
+        expected: &str,
+        heard: Option<&str>,
+        rail: u32,
+        heard_rail: u32,
+    ) -> Observation {
         Observation {
             local: local.into(),
             host: local.split(':').next().unwrap().into(),

@@ -122,11 +122,20 @@ pub fn mtu(profile: &RoceProfile, m: u32) -> (Outcome, String, String, String) {
             profile.mtu
         )
     };
-    (ok_or(m >= need, Outcome::Deviation), m.to_string(), format!(">= {need}"), msg)
+    (
+        ok_or(m >= need, Outcome::Deviation),
+        m.to_string(),
+        format!(">= {need}"),
+        msg,
+    )
 }
 
 /// A link up at its expected speed.
-pub fn link(up: Option<bool>, speed_mbps: Option<u64>, want_gbps: u32) -> (Outcome, String, String, String) {
+pub fn link(
+    up: Option<bool>,
+    speed_mbps: Option<u64>,
+    want_gbps: u32,
+) -> (Outcome, String, String, String) {
     let want = u64::from(want_gbps) * 1000;
     let observed = match (up, speed_mbps) {
         (Some(false), _) => "down".to_string(),
@@ -231,27 +240,64 @@ pub fn same_version(want: &str, got: &str) -> bool {
 pub fn optics(m: &ModuleDiagnostics, weak_lane_db: f64) -> Vec<(&'static str, Outcome, String)> {
     let mut out = Vec::new();
     let t = &m.thresholds;
-    let mut limit = |check: &'static str, name: &str, unit: &str, v: Option<f64>, l: &crate::counters::optics::Limits| {
+    let mut limit = |check: &'static str,
+                     name: &str,
+                     unit: &str,
+                     v: Option<f64>,
+                     l: &crate::counters::optics::Limits| {
         let Some(v) = v else { return };
         let alarm = l.high_alarm.is_some_and(|h| v >= h) || l.low_alarm.is_some_and(|lo| v <= lo);
-        let warn = l.high_warning.is_some_and(|h| v >= h) || l.low_warning.is_some_and(|lo| v <= lo);
+        let warn =
+            l.high_warning.is_some_and(|h| v >= h) || l.low_warning.is_some_and(|lo| v <= lo);
         if alarm {
-            out.push((check, Outcome::Deviation, format!("{name} {v:.2} {unit} is past the module's alarm threshold")));
+            out.push((
+                check,
+                Outcome::Deviation,
+                format!("{name} {v:.2} {unit} is past the module's alarm threshold"),
+            ));
         } else if warn {
-            out.push((check, Outcome::Warning, format!("{name} {v:.2} {unit} is past the module's warning threshold")));
+            out.push((
+                check,
+                Outcome::Warning,
+                format!("{name} {v:.2} {unit} is past the module's warning threshold"),
+            ));
         }
     };
-    limit("optics.temperature", "module temperature", "°C", m.temperature_c, &t.temperature_c);
-    limit("optics.voltage", "supply voltage", "V", m.voltage_v, &t.voltage_v);
+    limit(
+        "optics.temperature",
+        "module temperature",
+        "°C",
+        m.temperature_c,
+        &t.temperature_c,
+    );
+    limit(
+        "optics.voltage",
+        "supply voltage",
+        "V",
+        m.voltage_v,
+        &t.voltage_v,
+    );
     for lane in &m.lanes {
         let n = lane.lane;
         // A dark lane (no light at all) is judged by the link, not here:
         // a DR4 module in an 8-lane cage leaves four lanes dark.
         if lane.rx_power_mw.is_some_and(|p| p > 0.0) {
-            limit("optics.rx_power", &format!("lane {n} Rx power"), "mW", lane.rx_power_mw, &t.rx_power_mw);
+            limit(
+                "optics.rx_power",
+                &format!("lane {n} Rx power"),
+                "mW",
+                lane.rx_power_mw,
+                &t.rx_power_mw,
+            );
         }
         if lane.tx_power_mw.is_some_and(|p| p > 0.0) {
-            limit("optics.tx_power", &format!("lane {n} Tx power"), "mW", lane.tx_power_mw, &t.tx_power_mw);
+            limit(
+                "optics.tx_power",
+                &format!("lane {n} Tx power"),
+                "mW",
+                lane.tx_power_mw,
+                &t.tx_power_mw,
+            );
         }
     }
     // Weak lanes: lit lanes (above -20 dBm) far below their siblings' median.
@@ -479,7 +525,11 @@ mod tests {
         let r = homogeneity("firmware", &members, None);
         assert_eq!(r["a"].0, Outcome::Ok);
         assert_eq!(r["c"].0, Outcome::Deviation);
-        assert!(r["c"].3.contains("2 of 3 in group cx7 run 28.39"), "{}", r["c"].3);
+        assert!(
+            r["c"].3.contains("2 of 3 in group cx7 run 28.39"),
+            "{}",
+            r["c"].3
+        );
         assert_eq!(r["d"].0, Outcome::Warning);
         assert_eq!(r["e"].0, Outcome::Warning);
         let r = homogeneity("firmware", &members, Some("28.39"));
@@ -511,7 +561,11 @@ mod tests {
         let r = optics(&m, 3.0);
         assert_eq!(r.len(), 1, "{r:?}");
         assert_eq!(r[0].0, "optics.weak_lane");
-        assert!(r[0].2.starts_with("lane 3 receives -9.50 dBm"), "{}", r[0].2);
+        assert!(
+            r[0].2.starts_with("lane 3 receives -9.50 dBm"),
+            "{}",
+            r[0].2
+        );
         m.lanes[2] = lane(3, 1.1);
         m.temperature_c = Some(71.0);
         let r = optics(&m, 3.0);

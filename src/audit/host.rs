@@ -413,7 +413,10 @@ mod tests {
             Fact::Known("0000:0000:0000:0000:0000:ffff:c612:0001".into())
         );
         // A host that did not answer: failed, never not available.
-        assert!(matches!(sysfs_file("gpu1", &q, None, "/x/a"), Fact::Failed(_)));
+        assert!(matches!(
+            sysfs_file("gpu1", &q, None, "/x/a"),
+            Fact::Failed(_)
+        ));
     }
 
     #[test]

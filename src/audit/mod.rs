@@ -154,13 +154,18 @@ pub async fn run(
         sent.push((i, qs));
     }
     let outs = transport.run_batch(&batch, cancel).await;
-    let mut answers: BTreeMap<usize, (Vec<Answer>, Option<String>, Option<String>)> = BTreeMap::new();
+    let mut answers: BTreeMap<usize, (Vec<Answer>, Option<String>, Option<String>)> =
+        BTreeMap::new();
     for (k, ((i, qs), out)) in sent.iter().zip(outs).enumerate() {
         let o: InvocationOutput = out.first().cloned().unwrap_or_default();
         let rel = crate::report::raw::rel_path(test, 0, 0, k);
         let evidence = write_raw(&rel, crate::report::raw::render(&batch[k], &out));
         let failure = o.failure.as_ref().map(|f| {
-            format!("{}: the audit's reads got no answer: {}", host_of(inv, &targets[*i]), preflight::failure_text(f))
+            format!(
+                "{}: the audit's reads got no answer: {}",
+                host_of(inv, &targets[*i]),
+                preflight::failure_text(f)
+            )
         });
         answers.insert(*i, (switch::answers(qs, &o), evidence, failure));
     }
@@ -211,7 +216,11 @@ fn judge(
                     host: host.clone(),
                     evidence,
                 };
-                out.push(seen.finding("switch.config", Outcome::NotAvailable, format!("{host}: {why}")));
+                out.push(seen.finding(
+                    "switch.config",
+                    Outcome::NotAvailable,
+                    format!("{host}: {why}"),
+                ));
             }
             Target::Node(n) => {
                 let facts = host::parse(inv, *n, ans);
@@ -227,7 +236,11 @@ fn judge(
                             firmware.push((c.clone(), group.clone(), fw.to_string()));
                         }
                         if let Some(v) = &info.version {
-                            drivers.push((c.clone(), info.driver.clone(), format!("{} {v}", info.driver)));
+                            drivers.push((
+                                c.clone(),
+                                info.driver.clone(),
+                                format!("{} {v}", info.driver),
+                            ));
                         }
                     }
                     let seen = Seen {
@@ -258,7 +271,8 @@ fn judge(
                 }
             }
             Target::Switch(s, ports) => {
-                let (fs, obs, version) = switches::switch_findings(inv, *s, ports, ans, test, &evidence, opts);
+                let (fs, obs, version) =
+                    switches::switch_findings(inv, *s, ports, ans, test, &evidence, opts);
                 out.extend(fs);
                 lldp.extend(obs);
                 if let Some(v) = version {
@@ -271,11 +285,17 @@ fn judge(
     }
     let versions = &inv.fabric.versions;
     for (check, what, members, want) in [
-        ("nic.firmware", "firmware", &firmware, versions.nic_firmware.as_deref()),
+        (
+            "nic.firmware",
+            "firmware",
+            &firmware,
+            versions.nic_firmware.as_deref(),
+        ),
         ("nic.driver", "driver", &drivers, versions.driver.as_deref()),
         ("switch.nos", "NOS", &nos, versions.nos.as_deref()),
     ] {
-        for (c, (outcome, observed, expected, message)) in checks::homogeneity(what, members, want) {
+        for (c, (outcome, observed, expected, message)) in checks::homogeneity(what, members, want)
+        {
             let (host, evidence) = by_component.get(&c).cloned().unwrap_or_default();
             let seen = Seen {
                 test,
@@ -294,7 +314,11 @@ fn judge(
         }
     }
     out.extend(cabling::findings(test, &lldp));
-    out.retain(|f| opts.checks.is_empty() || crate::score::findings::listed(&opts.checks, &f.check) || f.check == "audit.reach");
+    out.retain(|f| {
+        opts.checks.is_empty()
+            || crate::score::findings::listed(&opts.checks, &f.check)
+            || f.check == "audit.reach"
+    });
     out
 }
 
@@ -311,7 +335,11 @@ fn host_observation(
         .uplink
         .map(|l| {
             let link = &inv.links[l];
-            let peer = if link.a == End::Nic(nf.nic) { &link.b } else { &link.a };
+            let peer = if link.a == End::Nic(nf.nic) {
+                &link.b
+            } else {
+                &link.a
+            };
             inv.end_name(peer)
         })
         .unwrap_or_else(|| "no cable in the inventory".into());
@@ -321,7 +349,10 @@ fn host_observation(
             Some(n) => switches::resolve_neighbor(inv, n),
             None if link_down => Heard::Unread {
                 outcome: Outcome::NotAvailable,
-                why: format!("{}: no LLDP neighbour: the link is down", inv.nic_name(nf.nic)),
+                why: format!(
+                    "{}: no LLDP neighbour: the link is down",
+                    inv.nic_name(nf.nic)
+                ),
                 tried: vec!["lldpctl -f json0".into()],
             },
             None => Heard::Nothing,

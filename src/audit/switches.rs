@@ -38,14 +38,11 @@ pub fn queries(inv: &Inventory, s: SwitchId, ports: &[String]) -> Vec<Query> {
 pub fn resolve_neighbor(inv: &Inventory, n: &LldpNeighbor) -> Heard {
     let name = n.chassis_name.as_deref().unwrap_or_default();
     let short = name.split('.').next().unwrap_or_default();
-    let sw = inv
-        .switches
-        .iter()
-        .position(|s| {
-            s.name == name
-                || s.name.eq_ignore_ascii_case(short)
-                || n.mgmt_ip.as_deref().is_some_and(|ip| ip == s.address)
-        });
+    let sw = inv.switches.iter().position(|s| {
+        s.name == name
+            || s.name.eq_ignore_ascii_case(short)
+            || n.mgmt_ip.as_deref().is_some_and(|ip| ip == s.address)
+    });
     let Some(s) = sw else {
         return Heard::Unknown(format!(
             "chassis {} port {}",
@@ -105,10 +102,11 @@ pub fn switch_findings(
     let sw = &inv.switches[s];
     let name = sw.name.as_str();
     let profile = &inv.fabric.roce;
-    let qs = queries(inv, s, ports);
     let n_config = p.config_queries(ports).len();
     let cfg = p.parse_config(name, ports, answers.get(..n_config).unwrap_or(answers));
-    let cfg_sources: Vec<String> = qs[..n_config].iter().map(Query::display).collect();
+    // Sources as a person would re-run them: the switch-wide reads for a
+    // switch's findings, one port's reads for that port's.
+    let cfg_sources: Vec<String> = p.config_queries(&[]).iter().map(Query::display).collect();
     let whole = Seen {
         test,
         component: name.to_string(),
@@ -129,9 +127,11 @@ pub fn switch_findings(
         }
     }));
     if let Fact::NotAvailable { .. } | Fact::Failed(_) = &cfg.nos_version {
-        out.push(whole.judge("switch.nos", &cfg.nos_version, &cfg_sources, |_| {
-            (Outcome::Ok, String::new(), String::new(), String::new())
-        }));
+        out.push(
+            whole.judge("switch.nos", &cfg.nos_version, &cfg_sources, |_| {
+                (Outcome::Ok, String::new(), String::new(), String::new())
+            }),
+        );
     }
     let link_speed = |port: &str| {
         sw.links.iter().find_map(|&l| {
@@ -145,6 +145,11 @@ pub fn switch_findings(
         })
     };
     for ps in &cfg.ports {
+        let cfg_sources: Vec<String> = p
+            .config_queries(std::slice::from_ref(&ps.name))
+            .iter()
+            .map(Query::display)
+            .collect();
         let seen = Seen {
             test,
             component: format!("{name}:{}", ps.name),
@@ -169,14 +174,17 @@ pub fn switch_findings(
                 None => (o, obs, exp, msg),
             }
         }));
-        out.push(seen.judge("switch.mtu", &ps.mtu, &cfg_sources, |m| checks::mtu(profile, *m)));
+        out.push(seen.judge("switch.mtu", &ps.mtu, &cfg_sources, |m| {
+            checks::mtu(profile, *m)
+        }));
         out.push(seen.judge("switch.pfc", &ps.pfc, &cfg_sources, |pfc| {
             checks::pfc(profile, pfc, "the port")
         }));
-        let xoff = ps
-            .pfc_xoff_bytes
-            .known()
-            .and_then(|v| v.iter().find(|(p, _)| *p == profile.pfc_priority).map(|(_, b)| *b));
+        let xoff = ps.pfc_xoff_bytes.known().and_then(|v| {
+            v.iter()
+                .find(|(p, _)| *p == profile.pfc_priority)
+                .map(|(_, b)| *b)
+        });
         out.push(seen.judge("switch.ecn", &ps.ecn, &cfg_sources, |queues| {
             ecn(profile, queues, xoff, opts.ecn_tolerance_pct)
         }));
@@ -213,7 +221,18 @@ pub fn switch_findings(
     // LLDP: leaf–spine cables (host cables are judged from the host side,
     // where the NIC is named).
     let lq = p.lldp_query();
-    let table = fact(name, &lq, answers.get(n_config), |t| p.parse_lldp(&Answer { exit: Some(0), text: t.to_string() }), Ok);
+    let table = fact(
+        name,
+        &lq,
+        answers.get(n_config),
+        |t| {
+            p.parse_lldp(&Answer {
+                exit: Some(0),
+                text: t.to_string(),
+            })
+        },
+        Ok,
+    );
     let mut obs = Vec::new();
     for port in ports {
         let Some((l, _)) = link_speed(port) else {
@@ -287,7 +306,9 @@ fn fold_ports(switch: &str, findings: Vec<Finding>) -> Vec<Finding> {
             .iter()
             .map(|&i| {
                 let c = &findings[i].component;
-                c.strip_prefix(&format!("{switch}:")).unwrap_or(c).to_string()
+                c.strip_prefix(&format!("{switch}:"))
+                    .unwrap_or(c)
+                    .to_string()
             })
             .collect();
         let mut f = findings[idx[0]].clone();
@@ -347,7 +368,12 @@ pub fn ecn(
             format!("no ECN marking on TC{tc}: DCQCN gets no congestion signal, so congestion turns into PFC pauses"),
         );
     };
-    let observed = format!("TC{tc} {} {:.0}-{:.0} KB", if q.ecn { "ECN" } else { "RED drop" }, kb(q.min_bytes), kb(q.max_bytes));
+    let observed = format!(
+        "TC{tc} {} {:.0}-{:.0} KB",
+        if q.ecn { "ECN" } else { "RED drop" },
+        kb(q.min_bytes),
+        kb(q.max_bytes)
+    );
     if !q.ecn {
         return (
             Outcome::Deviation,
@@ -356,7 +382,8 @@ pub fn ecn(
             format!("RED on TC{tc} drops instead of marking ECN: the lossless class loses packets"),
         );
     }
-    let near = |got: f64, want: u32| (got - f64::from(want)).abs() <= f64::from(want) * tol_pct / 100.0;
+    let near =
+        |got: f64, want: u32| (got - f64::from(want)).abs() <= f64::from(want) * tol_pct / 100.0;
     if !near(kb(q.min_bytes), want.min_kb) || !near(kb(q.max_bytes), want.max_kb) {
         return (
             Outcome::Deviation,
@@ -379,7 +406,12 @@ pub fn ecn(
             format!("ECN marking starts at {:.0} KB, at or above the PFC Xoff {:.0} KB: the port pauses before it marks", kb(q.min_bytes), kb(x)),
         );
     }
-    (Outcome::Ok, observed, expected, format!("ECN on TC{tc} as the profile says"))
+    (
+        Outcome::Ok,
+        observed,
+        expected,
+        format!("ECN on TC{tc} as the profile says"),
+    )
 }
 
 #[cfg(test)]
@@ -402,7 +434,10 @@ mod tests {
         let (o, _, _, m) = ecn(&p, &[q(2000, 4000, true)], None, 10.0);
         assert_eq!(o, Outcome::Deviation);
         assert!(m.contains("from 2000 KB to 4000 KB"), "{m}");
-        assert_eq!(ecn(&p, &[q(150, 1500, false)], None, 10.0).0, Outcome::Deviation);
+        assert_eq!(
+            ecn(&p, &[q(150, 1500, false)], None, 10.0).0,
+            Outcome::Deviation
+        );
         assert_eq!(ecn(&p, &[], None, 10.0).0, Outcome::Deviation);
         let (o, _, _, m) = ecn(&p, &[q(150, 1500, true)], Some(100 * 1024), 10.0);
         assert_eq!(o, Outcome::Deviation);

@@ -620,7 +620,9 @@ fn check_audit(a: &crate::config::suite::AuditSpec, base: &str, sink: &mut Sink)
             );
         }
     }
-    if a.ecn_tolerance_pct.is_some_and(|t| !(0.0..=100.0).contains(&t)) {
+    if a.ecn_tolerance_pct
+        .is_some_and(|t| !(0.0..=100.0).contains(&t))
+    {
         sink.error(
             format!("{base}.audit.ecn_tolerance_pct"),
             "must be between 0 and 100",

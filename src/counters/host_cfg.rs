@@ -224,7 +224,9 @@ fn parse_dcb_app_json(text: &str) -> Result<DcbApp, ParseError> {
 /// `pfc_cap`, `macsec_bypass` (a JSON bool), `delay`, and `prio_pfc`,
 /// `requests`, `indications` as arrays indexed by priority
 /// (`dcb_print_named_array` opens a JSON array and prints unnamed values).
-pub fn parse_dcb_pfc_json(text: &str) -> Result<crate::switch::linux::counters::PfcConfig, ParseError> {
+pub fn parse_dcb_pfc_json(
+    text: &str,
+) -> Result<crate::switch::linux::counters::PfcConfig, ParseError> {
     const TOOL: &str = "dcb -j pfc show";
     let v: serde_json::Value =
         serde_json::from_str(text).map_err(|e| err(TOOL, format!("not JSON: {e}")))?;

@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 
 use super::delta::{delta, Delta, DeltaStatus};
+use super::Canonical;
 use crate::report::events::{CounterRecord, LedgerRecord};
 
 /// Whether a change is worth keeping: an increase, a reset, a saturation.
@@ -18,6 +19,14 @@ fn kept(d: &Delta) -> bool {
         DeltaStatus::Reset { .. } | DeltaStatus::Saturated { .. } => true,
         DeltaStatus::Unavailable => false,
     }
+}
+
+/// Bytes and packets: what moved, not what went wrong.
+fn traffic(d: &Delta) -> bool {
+    matches!(
+        d.canonical,
+        Canonical::RxBytes | Canonical::TxBytes | Canonical::RxPackets | Canonical::TxPackets
+    )
 }
 
 /// One record per (host, device, source) whose counters changed, in the
@@ -39,6 +48,7 @@ pub fn window(
         )
     };
     let first: HashMap<_, &CounterRecord> = before.iter().map(|c| (key(c), c)).collect();
+    let mut traffic_from: HashMap<(String, String), &str> = HashMap::new();
     after
         .iter()
         .filter_map(|a| {
@@ -48,10 +58,20 @@ pub fn window(
                 (None, None) => Some("no opening snapshot of this device".into()),
                 (Some(b), None) => b.error.as_ref().map(|e| format!("opening snapshot: {e}")),
             };
+            // Traffic counters are kept once per device, port-wide, from
+            // its first source: per-priority copies and a second tool's
+            // count of the same bytes would only grow the ledger. Every
+            // error, pause, drop and congestion counter is kept as read.
+            let dev = (a.snapshot.host.clone(), a.snapshot.device.clone());
+            let first_source =
+                *traffic_from.entry(dev).or_insert(&a.snapshot.source) == a.snapshot.source;
             let changes = match (b, &error) {
                 (Some(b), None) => delta(&b.snapshot, &a.snapshot)
                     .into_iter()
                     .filter(kept)
+                    .filter(|d| {
+                        !traffic(d) || (first_source && d.priority.is_none() && d.queue.is_none())
+                    })
                     .collect(),
                 _ => Vec::new(),
             };
@@ -64,6 +84,11 @@ pub fn window(
                 source: a.snapshot.source.clone(),
                 t0_s: b.map_or(a.snapshot.t_s, |b| b.snapshot.t_s),
                 t1_s: a.snapshot.t_s,
+                counts_link_down: a
+                    .snapshot
+                    .readings
+                    .iter()
+                    .any(|r| r.canonical == Canonical::LinkDown && r.vendor != "link_downed"),
                 changes,
                 error,
                 raw: Vec::new(),

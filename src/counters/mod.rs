@@ -18,10 +18,10 @@ use serde::{Deserialize, Serialize};
 
 pub mod delta;
 pub mod formats;
-pub mod ledger;
 pub mod host;
 pub mod host_cfg;
 pub mod host_nic;
+pub mod ledger;
 pub mod optics;
 
 /// The canonical counter names. Per-priority and per-queue counters carry the

@@ -66,8 +66,10 @@ pub struct Fabric {
     /// egress port of directed link `d` is port index `d`, its ingress port
     /// `d ^ 1` (see [`Fabric::port`]).
     pub capacity: Vec<f64>,
-    /// Line rate (Gb/s) of each inventory link after `nic_speed`/`slow_node`.
-    pub line_gbps: Vec<f64>,
+    /// The speed each link negotiated (Gb/s), what `ethtool` prints: the
+    /// cable, the NIC and `nic_speed`. A `slow_node` is a host-side
+    /// bottleneck (PCIe, memory), so its links still negotiate full speed.
+    pub negotiated_gbps: Vec<f64>,
     /// Post-FEC bit error rate of each inventory link (`bad_cable`).
     pub ber: Vec<f64>,
     /// Operational state of each inventory link: both ends administratively
@@ -129,6 +131,7 @@ impl Fabric {
                 line[l] = line[l].min(f64::from(nic.speed_gbps));
             }
         }
+        let mut negotiated = line.clone();
         let mut broken = vec![false; inv.links.len()];
         let mut ber = vec![0.0; inv.links.len()];
         let mut misplaced = vec![false; inv.nics.len()];
@@ -138,6 +141,7 @@ impl Fabric {
                     if let Some(End::Nic(n)) = inv.resolve_end(nic) {
                         if let Some(l) = inv.nics[n].uplink {
                             line[l] = line[l].min(f64::from(*gbps));
+                            negotiated[l] = negotiated[l].min(f64::from(*gbps));
                         }
                     }
                 }
@@ -235,7 +239,7 @@ impl Fabric {
         Fabric {
             mtu: inv.fabric.roce.mtu,
             capacity,
-            line_gbps: line,
+            negotiated_gbps: negotiated,
             ber,
             link_up: broken.iter().map(|b| !b).collect(),
             admin_up: vec![[true; 2]; inv.links.len()],

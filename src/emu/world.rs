@@ -122,7 +122,7 @@ impl World {
                 }
                 port_cfg.push(PortConfig {
                     name,
-                    speed_mbps: (fabric.line_gbps[l] * 1000.0) as u64,
+                    speed_mbps: (fabric.negotiated_gbps[l] * 1000.0) as u64,
                     link_up: fabric.link_up[l],
                     admin_up: true,
                     mtu: SWITCH_MTU,
@@ -154,7 +154,7 @@ impl World {
                 NicConfig {
                     netdev: nic.netdev.clone(),
                     device: nic.device.clone(),
-                    speed_mbps: l.map_or(0, |l| (fabric.line_gbps[l] * 1000.0) as u64),
+                    speed_mbps: l.map_or(0, |l| (fabric.negotiated_gbps[l] * 1000.0) as u64),
                     link_up: l.is_some_and(|l| fabric.link_up[l]),
                     admin_up: true,
                     mtu: HOST_MTU,
@@ -369,7 +369,7 @@ impl World {
                         self.nic_cfg[n].link_up = fabric.link_up[l];
                         self.nic_cfg[n].admin_up = fabric.admin_up[l][side];
                         self.nic_cfg[n].speed_mbps = if fabric.link_up[l] {
-                            (fabric.line_gbps[l] * 1000.0) as u64
+                            (fabric.negotiated_gbps[l] * 1000.0) as u64
                         } else {
                             0
                         };

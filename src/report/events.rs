@@ -48,6 +48,11 @@ pub struct LedgerRecord {
     /// Counters that changed: increases, resets, saturations.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<crate::counters::delta::Delta>,
+    /// Whether the source counts link-down events at all (an Ethernet
+    /// link-down counter was printed), so that none counted in a window
+    /// can be told from a device that cannot count them (a veth).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub counts_link_down: bool,
     /// Why the window has no changes to show (a snapshot not read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

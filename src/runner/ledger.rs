@@ -7,8 +7,8 @@
 use std::collections::HashSet;
 
 use crate::config::check_suite::{Fault, FaultAction};
-use crate::config::suite::LeafResetMode;
 use crate::config::model::LinkId;
+use crate::config::suite::LeafResetMode;
 use crate::counters::ledger;
 use std::time::Duration;
 
@@ -32,7 +32,10 @@ pub(super) struct Opened {
 pub(super) fn flapped_links(inv: &crate::config::model::Inventory, f: &Fault) -> Vec<LinkId> {
     match &f.action {
         FaultAction::LinkFlap { link, .. } => vec![*link],
-        FaultAction::LeafReset { mode: LeafResetMode::RoutingRestart, .. } => Vec::new(),
+        FaultAction::LeafReset {
+            mode: LeafResetMode::RoutingRestart,
+            ..
+        } => Vec::new(),
         FaultAction::LeafReset { switch, .. } => inv.switches[*switch].links.clone(),
     }
 }
@@ -73,7 +76,9 @@ impl Engine<'_> {
         if !self.suite.ledger.enabled || steps.is_empty() {
             return None;
         }
-        let (before, _, _) = self.snapshot(test, (0, 0), steps, Duration::ZERO, cancel).await;
+        let (before, _, _) = self
+            .snapshot(test, (0, 0), steps, Duration::ZERO, cancel)
+            .await;
         Some(Opened {
             before,
             steps: steps.to_vec(),
@@ -126,7 +131,10 @@ impl Engine<'_> {
                 keep.iter().filter_map(|&k| outs.get(k).cloned()).collect();
             let rel = format!("raw/{test}/r{ri:04}-x{rep:02}-ledger.txt");
             if let Some(path) = write_raw(&rel, crate::report::raw::render(&sub, &sub_outs)) {
-                for r in records.iter_mut().filter(|r| named.contains(r.host.as_str())) {
+                for r in records
+                    .iter_mut()
+                    .filter(|r| named.contains(r.host.as_str()))
+                {
                     r.raw = vec![path.clone()];
                 }
                 for f in findings.iter_mut() {
@@ -155,10 +163,11 @@ impl Book {
     pub(super) fn add(&mut self, recs: &[LedgerRecord], fs: &[Finding]) {
         self.windows += 1;
         self.records += recs.len();
-        self.unread.extend(
-            recs.iter()
-                .filter_map(|r| r.error.as_ref().map(|e| format!("{}:{} {}: {e}", r.host, r.device, r.source))),
-        );
+        self.unread.extend(recs.iter().filter_map(|r| {
+            r.error
+                .as_ref()
+                .map(|e| format!("{}:{} {}: {e}", r.host, r.device, r.source))
+        }));
         self.findings.extend_from_slice(fs);
     }
 
@@ -207,7 +216,11 @@ impl Book {
                 self.records,
                 self.findings.len()
             ),
-            sources: vec!["ethtool -S".into(), "sysfs".into(), "the switch platforms' counter reads".into()],
+            sources: vec![
+                "ethtool -S".into(),
+                "sysfs".into(),
+                "the switch platforms' counter reads".into(),
+            ],
             needs_root: false,
             round: None,
             evidence: Vec::new(),

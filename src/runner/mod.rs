@@ -475,7 +475,10 @@ impl Engine<'_> {
                 break;
             }
             if let TestKind::Audit(spec) = &test.kind {
-                for v in self.run_audit(test, spec, &tp.nodes, &cancel, sinks, write_raw).await {
+                for v in self
+                    .run_audit(test, spec, &tp.nodes, &cancel, sinks, write_raw)
+                    .await
+                {
                     judged(v, sinks);
                 }
                 if *cancel.borrow() {
@@ -603,7 +606,14 @@ impl Engine<'_> {
                 // The round's window closes after its last repetition.
                 if let Some(o) = window.take().filter(|_| !interrupted) {
                     let (recs, fs, next) = self
-                        .ledger_close(o, &test.name, (ri, test.repeat.saturating_sub(1)), &[], &cancel, write_raw)
+                        .ledger_close(
+                            o,
+                            &test.name,
+                            (ri, test.repeat.saturating_sub(1)),
+                            &[],
+                            &cancel,
+                            write_raw,
+                        )
                         .await;
                     book.add(&recs, &fs);
                     for rec in recs {

@@ -160,7 +160,11 @@ fn host_reads(inv: &Inventory, nics: &[NicId], uplinks: bool) -> Vec<HostReads> 
         }
     }
     if uplinks {
-        let mut leaves: Vec<SwitchId> = nics.iter().filter_map(|&n| inv.nic_leaf(n)).map(|(s, _)| s).collect();
+        let mut leaves: Vec<SwitchId> = nics
+            .iter()
+            .filter_map(|&n| inv.nic_leaf(n))
+            .map(|(s, _)| s)
+            .collect();
         leaves.sort_unstable();
         leaves.dedup();
         for leaf in leaves {

@@ -91,8 +91,19 @@ pub fn findings(
 ) -> Vec<Finding> {
     let prio = inv.fabric.roce.pfc_priority;
     let mut out = Vec::new();
-    let mut downs: BTreeMap<String, (u64, &LedgerRecord)> = BTreeMap::new();
+    // Per device: link-downs counted, whether any source counts them.
+    let mut downs: BTreeMap<String, (u64, bool, &LedgerRecord)> = BTreeMap::new();
     let mut uplink_bytes: BTreeMap<String, Vec<(String, u64, &LedgerRecord)>> = BTreeMap::new();
+    // Frames each device received in the window, from whichever of its
+    // sources counted them (the ledger keeps traffic from one source).
+    let mut frames_of: HashMap<(&str, &str), u64> = HashMap::new();
+    for r in records {
+        let n = sum(r, Canonical::RxPackets, Some(None));
+        let e = frames_of
+            .entry((r.host.as_str(), r.device.as_str()))
+            .or_default();
+        *e = (*e).max(n);
+    }
     for r in records {
         let Some(place) = places.0.get(&(r.host.clone(), r.device.clone())) else {
             continue;
@@ -174,11 +185,14 @@ pub fn findings(
                 _ => 0,
             })
             .sum();
-        if r.changes.iter().any(|d| d.canonical == Canonical::LinkDown && d.vendor != "link_downed")
+        if r.changes
+            .iter()
+            .any(|d| d.canonical == Canonical::LinkDown && d.vendor != "link_downed")
             || flapped.contains(&place.name)
         {
-            let e = downs.entry(place.name.clone()).or_insert((0, r));
+            let e = downs.entry(place.name.clone()).or_insert((0, false, r));
             e.0 += down;
+            e.1 |= r.counts_link_down;
         }
         // Physical layer, per cable.
         let uncorrectable = sum(r, Canonical::FecUncorrected, None);
@@ -192,7 +206,11 @@ pub fn findings(
         }
         let crc = sum(r, Canonical::CrcErrors, None);
         if crc > 0 {
-            let frames = sum(r, Canonical::RxPackets, None).max(1);
+            let frames = frames_of
+                .get(&(r.host.as_str(), r.device.as_str()))
+                .copied()
+                .unwrap_or(0)
+                .max(1);
             let ratio = crc as f64 / frames as f64;
             let outcome = if ratio > spec.max_fcs_per_frame {
                 Outcome::Deviation
@@ -246,7 +264,8 @@ pub fn findings(
         if let Some(leaf) = &place.uplink_of {
             // Port-wide bytes only (per-priority readings repeat them), the
             // largest any source of the port printed.
-            let bytes = sum(r, Canonical::TxBytes, Some(None)) + sum(r, Canonical::RxBytes, Some(None));
+            let bytes =
+                sum(r, Canonical::TxBytes, Some(None)) + sum(r, Canonical::RxBytes, Some(None));
             let ups = uplink_bytes.entry(leaf.clone()).or_default();
             match ups.iter_mut().find(|u| u.0 == place.name) {
                 Some(u) if bytes > u.1 => u.1 = bytes,
@@ -255,24 +274,35 @@ pub fn findings(
             }
         }
     }
-    for (name, (n, r)) in downs {
+    for (name, (n, counted, r)) in downs {
         let max = u64::from(spec.max_events_per_fault);
         let (outcome, msg) = if flapped.contains(&name) {
             if (1..=max).contains(&n) {
                 continue;
             }
-            (
-                Outcome::Deviation,
-                if n == 0 {
-                    "the fault took this link down, but its counters saw no link-down event".to_string()
-                } else {
-                    format!("{n} link-down events for one fault (at most {max}): the link flapped more than the fault did")
-                },
-            )
+            if n == 0 && !counted {
+                (
+                    Outcome::NotAvailable,
+                    format!("the fault took this link down, but {} has no link-down counter (a veth, or a driver without one): the flap is judged by the fault test alone", r.source),
+                )
+            } else if n == 0 {
+                (
+                    Outcome::Deviation,
+                    "the fault took this link down, but its counters saw no link-down event"
+                        .to_string(),
+                )
+            } else {
+                (
+                    Outcome::Deviation,
+                    format!("{n} link-down events for one fault (at most {max}): the link flapped more than the fault did"),
+                )
+            }
         } else if n > 0 {
             (
                 Outcome::Deviation,
-                format!("{n} link-down event(s) outside any fault's blast radius: the link is unstable"),
+                format!(
+                    "{n} link-down event(s) outside any fault's blast radius: the link is unstable"
+                ),
             )
         } else {
             continue;
@@ -336,4 +366,282 @@ pub fn findings(
     let mut seen = HashSet::new();
     out.retain(|f| seen.insert((f.check.clone(), f.component.clone())));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::counters::delta::Delta;
+
+    const INV: &str = "\
+fabric: {name: t, environment: lab, rails: 1, roce: {pfc_priority: 3, cnp_priority: 6, dscp_roce: 26, dscp_cnp: 48, dcqcn: true, ecn: {min_kb: 150, max_kb: 1500}, mtu: 4096}}
+transport: emulated
+nodes:
+  - hosts: gpu[1-2]
+    address: '{host}.mgmt'
+    nics: [{device: mlx5_0, netdev: rdma0, gid_index: 3, rail: 0, speed_gbps: 400}]
+switches:
+  - {name: leaf1, role: leaf, driver: linux, address: leaf1.mgmt, rail: 0}
+  - {name: 'spine[1-2]', role: spine, driver: linux, address: '{name}.mgmt'}
+links:
+  - {a: 'gpu[1-2]:mlx5_0', b: 'leaf1:swp[1-2]'}
+  - {a: 'leaf1:swp[9-10]', b: 'spine[1-2]:swp1', speed_gbps: 400}
+";
+
+    fn inv() -> Inventory {
+        crate::config::check::parse_inventory("t.yaml", INV).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn d(c: Canonical, vendor: &str, prio: Option<u8>, v: u64) -> Delta {
+        Delta {
+            canonical: c,
+            vendor: vendor.into(),
+            priority: prio,
+            queue: None,
+            status: DeltaStatus::Value(v),
+        }
+    }
+
+    fn rec(host: &str, device: &str, changes: Vec<Delta>) -> LedgerRecord {
+        LedgerRecord {
+            test: "t".into(),
+            round: 0,
+            rep: 0,
+            host: host.into(),
+            device: device.into(),
+            source: "ethtool -S".into(),
+            t0_s: 0.0,
+            t1_s: 10.0,
+            counts_link_down: true,
+            changes,
+            error: None,
+            raw: Vec::new(),
+        }
+    }
+
+    fn judge(recs: &[LedgerRecord], flapped: &[&str]) -> Vec<Finding> {
+        judge_with(&LedgerSpec::default(), recs, flapped)
+    }
+
+    fn judge_with(spec: &LedgerSpec, recs: &[LedgerRecord], flapped: &[&str]) -> Vec<Finding> {
+        let inv = inv();
+        let places = Places::new(&inv);
+        let flapped: HashSet<String> = flapped.iter().map(|s| s.to_string()).collect();
+        findings(&inv, &places, spec, recs, &flapped)
+    }
+
+    #[test]
+    fn drops_on_the_lossless_priority_and_pauses_on_lossy_ones() {
+        let f = judge(
+            &[
+                rec(
+                    "leaf1",
+                    "swp1",
+                    vec![d(
+                        Canonical::Drops,
+                        "tc_no_buffer_discard_uc_tc_3",
+                        Some(3),
+                        12,
+                    )],
+                ),
+                rec(
+                    "leaf1",
+                    "swp2",
+                    vec![d(
+                        Canonical::Drops,
+                        "tc_no_buffer_discard_uc_tc_0",
+                        Some(0),
+                        12,
+                    )],
+                ),
+                rec(
+                    "gpu1",
+                    "rdma0",
+                    vec![d(Canonical::PfcPauseRx, "rx_prio0_pause", Some(0), 5)],
+                ),
+            ],
+            &[],
+        );
+        assert_eq!(f.len(), 2, "{f:#?}");
+        assert_eq!(
+            (f[0].check.as_str(), f[0].component.as_str()),
+            ("counters.lossless_drops", "leaf1:swp1")
+        );
+        assert!(f[0]
+            .message
+            .starts_with("12 packet(s) dropped on the lossless priority 3"));
+        assert_eq!(
+            (f[1].check.as_str(), f[1].component.as_str()),
+            ("counters.lossy_pause", "gpu1:mlx5_0")
+        );
+    }
+
+    #[test]
+    fn link_downs_belong_to_the_fault_and_nowhere_else() {
+        let down = |n| vec![d(Canonical::LinkDown, "link_down_events_phy", None, n)];
+        // The flapped link's ends: 1 or 2 each is right; 3 is too many.
+        let f = judge(
+            &[rec("gpu1", "rdma0", down(1)), rec("leaf1", "swp1", down(2))],
+            &["gpu1:mlx5_0", "leaf1:swp1"],
+        );
+        assert!(f.is_empty(), "{f:#?}");
+        let f = judge(&[rec("gpu1", "rdma0", down(3))], &["gpu1:mlx5_0"]);
+        assert_eq!(f[0].outcome, Outcome::Deviation);
+        assert!(f[0].message.contains("3 link-down events for one fault"));
+        // Outside the blast radius any link-down deviates.
+        let f = judge(&[rec("gpu2", "rdma0", down(1))], &["gpu1:mlx5_0"]);
+        assert_eq!(
+            (f[0].component.as_str(), f[0].outcome),
+            ("gpu2:mlx5_0", Outcome::Deviation)
+        );
+        // A flapped end that counted nothing: wrong if it can count...
+        let quiet = rec(
+            "gpu1",
+            "rdma0",
+            vec![d(Canonical::RxBytes, "rx_bytes_phy", None, 9)],
+        );
+        let f = judge(std::slice::from_ref(&quiet), &["gpu1:mlx5_0"]);
+        assert_eq!(f[0].outcome, Outcome::Deviation);
+        // ...and not available if it cannot (a veth).
+        let veth = LedgerRecord {
+            counts_link_down: false,
+            ..quiet
+        };
+        let f = judge(&[veth], &["gpu1:mlx5_0"]);
+        assert_eq!(f[0].outcome, Outcome::NotAvailable);
+        // IB's link_downed never counts.
+        let f = judge(
+            &[rec(
+                "gpu2",
+                "mlx5_0",
+                vec![d(Canonical::LinkDown, "link_downed", None, 4)],
+            )],
+            &[],
+        );
+        assert!(f.is_empty(), "{f:#?}");
+    }
+
+    #[test]
+    fn physical_errors_name_the_cable() {
+        let f = judge(
+            &[
+                rec(
+                    "leaf1",
+                    "swp2",
+                    vec![
+                        d(
+                            Canonical::RxPackets,
+                            "a_frames_received_ok",
+                            None,
+                            1_000_000,
+                        ),
+                        d(
+                            Canonical::CrcErrors,
+                            "a_frame_check_sequence_errors",
+                            None,
+                            50,
+                        ),
+                    ],
+                ),
+                rec(
+                    "gpu1",
+                    "rdma0",
+                    vec![d(
+                        Canonical::FecUncorrected,
+                        "rx_pcs_symbol_err_phy",
+                        None,
+                        1,
+                    )],
+                ),
+                // 1e-4 pre-FEC BER at 400G over 10 s.
+                rec(
+                    "gpu2",
+                    "rdma0",
+                    vec![d(
+                        Canonical::FecCorrected,
+                        "rx_corrected_bits_phy",
+                        None,
+                        400_000_000,
+                    )],
+                ),
+            ],
+            &[],
+        );
+        let by = |c: &str| {
+            f.iter()
+                .find(|x| x.check == c)
+                .unwrap_or_else(|| panic!("{c}: {f:#?}"))
+        };
+        assert_eq!(by("counters.fcs").component, "gpu2:mlx5_0 <-> leaf1:swp2");
+        assert_eq!(by("counters.fcs").outcome, Outcome::Deviation);
+        assert!(by("counters.fcs").message.contains("5.00e-5 per frame"));
+        assert_eq!(
+            by("counters.fec_uncorrectable").component,
+            "gpu1:mlx5_0 <-> leaf1:swp1"
+        );
+        assert!(by("counters.pre_fec_ber").message.contains("1.00e-4"));
+        // A rare FCS error warns.
+        let f = judge(
+            &[rec(
+                "leaf1",
+                "swp2",
+                vec![
+                    d(
+                        Canonical::RxPackets,
+                        "a_frames_received_ok",
+                        None,
+                        100_000_000_000,
+                    ),
+                    d(
+                        Canonical::CrcErrors,
+                        "a_frame_check_sequence_errors",
+                        None,
+                        1,
+                    ),
+                ],
+            )],
+            &[],
+        );
+        assert_eq!(f[0].outcome, Outcome::Warning);
+    }
+
+    #[test]
+    fn a_hot_uplink_is_named_once_however_many_tools_read_it() {
+        let bytes = |n| vec![d(Canonical::TxBytes, "a_octets_transmitted_ok", None, n)];
+        let mut second = rec("leaf1", "swp9", bytes(900));
+        second.source = "ip -s -s -j link".into();
+        // Two uplinks: the busiest can be at most 100 % over the mean.
+        let spec = LedgerSpec {
+            ecmp_imbalance_pct: 50.0,
+            ..Default::default()
+        };
+        let f = judge_with(
+            &spec,
+            &[
+                rec("leaf1", "swp9", bytes(900)),
+                second,
+                rec("leaf1", "swp10", bytes(100)),
+            ],
+            &[],
+        );
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(
+            (f[0].check.as_str(), f[0].component.as_str()),
+            ("counters.ecmp_balance", "leaf1:swp9")
+        );
+        assert!(
+            f[0].message.contains("80% above the mean"),
+            "{}",
+            f[0].message
+        );
+        let even = judge_with(
+            &spec,
+            &[
+                rec("leaf1", "swp9", bytes(500)),
+                rec("leaf1", "swp10", bytes(400)),
+            ],
+            &[],
+        );
+        assert!(even.is_empty());
+    }
 }

@@ -141,7 +141,8 @@ pub fn answered<'a, T>(device: &str, q: &Query, a: Option<&'a Answer>) -> Result
             ),
         }),
         Some(code)
-            if a.text.contains("Permission denied") || a.text.contains("Operation not permitted") =>
+            if a.text.contains("Permission denied")
+                || a.text.contains("Operation not permitted") =>
         {
             Err(Fact::NotAvailable {
                 tried: vec![cmd.clone()],
@@ -184,4 +185,3 @@ pub fn fact<P, T>(
         )),
     }
 }
-

@@ -25,14 +25,14 @@ use crate::counters::{ParseError, Reading};
 use crate::exec::compose::{compose, split};
 use crate::exec::{Invocation, InvocationOutput, Role};
 
+pub mod config;
 pub mod cumulus;
 pub mod eos;
+pub mod fault;
+pub mod linux;
 pub mod nxos;
 pub mod sonic;
 pub mod table;
-pub mod config;
-pub mod fault;
-pub mod linux;
 
 pub use config::{EcnQueue, Fact, PortSettings, SwitchConfig};
 pub use fault::Driver;

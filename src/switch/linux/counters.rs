@@ -173,7 +173,12 @@ pub fn parse_ethtool_stats(text: &str) -> Result<Vec<Reading>, ParseError> {
                 ),
             )
         })?;
-        let value = counter_value(TOOL, &format!("line {} ({})", i + 1, name.trim()), value)?;
+        // The context is built only for an error: this runs per line of
+        // every port's snapshot.
+        let value = match crate::plausible::counter(value) {
+            Ok(v) => v,
+            Err(_) => counter_value(TOOL, &format!("line {} ({})", i + 1, name.trim()), value)?,
+        };
         if let Some(r) = ethtool_reading(name.trim(), value) {
             out.push(r);
         }
