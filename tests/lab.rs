@@ -106,6 +106,16 @@ fn events<'a>(recs: &'a [Value], kind: &str) -> Vec<&'a Value> {
     recs.iter().filter(|r| r["event"] == kind).collect()
 }
 
+/// The verdicts of the tests themselves, without each test's counter
+/// ledger verdict (kind `counters`: `not available` on the lab, whose veth
+/// NICs have no RDMA counters).
+fn test_verdicts(recs: &[Value]) -> Vec<&Value> {
+    events(recs, "verdict")
+        .into_iter()
+        .filter(|v| v["kind"] != "counters")
+        .collect()
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
@@ -194,12 +204,83 @@ fn the_lab_over_real_ssh() {
     a_half_speed_link_fails(tmp.path(), &inv, &suite);
     perftest_without_rdma_is_an_error_naming_the_host(tmp.path(), &inv);
     discover_reads_the_cabling_and_refuses_without_rdma(tmp.path());
+    the_audit_names_a_swapped_cable_and_what_veth_cannot_answer(&inv);
     unreachable_refused_and_hung_each_get_their_error(tmp.path(), &inv);
     sigterm_mid_run_leaves_nothing_behind(tmp.path(), &inv);
     the_dead_man_cleans_up_after_sigkill(&inv);
     mpirun_launches_across_the_lab(&inv);
     faults::faults_are_sent_measured_and_healed(tmp.path(), &inv);
     faults::sigkill_anywhere_then_recover_heals(tmp.path(), &inv);
+}
+
+/// Findings of `rocegate audit --json` over real SSH on the lab.
+fn audit_findings(inv: &Path, extra: &[&str]) -> Vec<Value> {
+    let o = sh(rocegate().args(["audit", "--json", "-i"]).arg(inv).args(extra));
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "audit: not JSON ({e}): {}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+/// The audit over real SSH: real lldpd confirms the cabling, and two host
+/// cables swapped at their leaf (`lab.sh swap`: the leaf's veth ends trade
+/// names) are named as a swap with both NICs and both ports, then the
+/// cabling is put back. What veth and the inbox kernel cannot answer (PFC
+/// through dcb, transceiver diagnostics, an RDMA GID) is `not available`
+/// with the command and the reason, never a pass.
+fn the_audit_names_a_swapped_cable_and_what_veth_cannot_answer(inv: &Path) {
+    let all = audit_findings(inv, &[]);
+    let find = |check: &str, component: &str| {
+        all.iter()
+            .find(|f| f["check"] == check && f["component"] == component)
+            .unwrap_or_else(|| panic!("no {check} finding for {component}: {all:#?}"))
+    };
+    assert_eq!(find("cabling.lldp", "host1:mlx5_0")["outcome"], "ok");
+    assert_eq!(find("cabling.lldp", "leaf1:swp31")["outcome"], "ok");
+    let pfc = find("nic.pfc", "host1:mlx5_0");
+    assert_eq!(pfc["outcome"], "not_available", "{pfc:#}");
+    assert!(
+        pfc["message"].as_str().unwrap().contains("dcb -j pfc show dev eth1"),
+        "{pfc:#}"
+    );
+    assert_eq!(find("optics", "leaf1:swp1")["outcome"], "not_available");
+    assert_eq!(find("switch.mtu", "leaf1:swp1")["outcome"], "ok");
+
+    lab(&["swap", "host1", "host2"]);
+    // lldpd re-advertises within its 5 s interval; poll with a deadline.
+    let deadline = Instant::now() + Duration::from_secs(45);
+    let swap = loop {
+        let f = audit_findings(inv, &["--check", "cabling"]);
+        if let Some(s) = f
+            .iter()
+            .find(|x| x["check"] == "cabling.swap" && x["component"] == "host1:mlx5_0")
+        {
+            break s.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the swap was not named within 45 s: {f:#?}"
+        );
+        std::thread::sleep(Duration::from_secs(2));
+    };
+    let m = swap["message"].as_str().unwrap();
+    for name in ["host1:mlx5_0", "host2:mlx5_0", "leaf1:swp1", "leaf1:swp2"] {
+        assert!(m.contains(name), "{m}");
+    }
+    assert_eq!(swap["outcome"], "deviation");
+    lab(&["swap", "host1", "host2"]);
+    let deadline = Instant::now() + Duration::from_secs(45);
+    loop {
+        let f = audit_findings(inv, &["--check", "cabling"]);
+        if f.iter().all(|x| x["outcome"] == "ok") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not put back: {f:#?}");
+        std::thread::sleep(Duration::from_secs(2));
+    }
 }
 
 /// The lab suite over real SSH: every pair within ±10 % of the 1 Gb/s its
@@ -214,7 +295,7 @@ fn the_suite_passes_at_the_shaped_rates(tmp: &Path, inv: &Path, suite: &Path) {
         assert_eq!(p["reachable"], true, "{p}");
         assert_eq!(p["hostname"], p["host"], "its own UTS namespace: {p}");
     }
-    let verdicts = events(&recs, "verdict");
+    let verdicts = test_verdicts(&recs);
     assert_eq!(verdicts.len(), 6, "six host pairs: {text}");
     for v in verdicts {
         let gbps = v["value"].as_f64().unwrap();
@@ -235,7 +316,7 @@ fn a_half_speed_link_fails(tmp: &Path, inv: &Path, suite: &Path) {
     let (code, recs, text) = run(&tmp.join("half"), inv, suite, &[]);
     lab(&["shape", "host4", "default"]);
     assert_eq!(code, 1, "{text}");
-    for v in events(&recs, "verdict") {
+    for v in test_verdicts(&recs) {
         let comp = v["component"].as_str().unwrap();
         let gbps = v["value"].as_f64().unwrap_or(0.0);
         if comp.contains("host4") {
@@ -264,7 +345,7 @@ fn perftest_without_rdma_is_an_error_naming_the_host(tmp: &Path, inv: &Path) {
             .any(|p| p["problems"].to_string().contains("no RDMA device")),
         "the preflight says it first: {pre:?}"
     );
-    let verdicts = events(&recs, "verdict");
+    let verdicts = test_verdicts(&recs);
     assert_eq!(verdicts.len(), 2, "{text}");
     for v in verdicts {
         let msg = v["message"].as_str().unwrap();
@@ -351,7 +432,7 @@ fn unreachable_refused_and_hung_each_get_their_error(tmp: &Path, inv: &Path) {
     );
     let (code, recs, out) = run(&tmp.join("five"), &five, &mesh, &[]);
     assert_eq!(code, 1, "{out}");
-    let verdicts = events(&recs, "verdict");
+    let verdicts = test_verdicts(&recs);
     assert_eq!(verdicts.len(), 10, "{out}");
     for v in verdicts {
         let comp = v["component"].as_str().unwrap();
@@ -375,7 +456,7 @@ fn unreachable_refused_and_hung_each_get_their_error(tmp: &Path, inv: &Path) {
     let started = Instant::now();
     let (code, recs, out) = run(&tmp.join("refused"), &refused, &mesh, &[]);
     assert_eq!(code, 1, "{out}");
-    let verdicts = events(&recs, "verdict");
+    let verdicts = test_verdicts(&recs);
     assert_eq!(verdicts.len(), 6, "{out}");
     for v in verdicts {
         let msg = v["message"].as_str().unwrap();
@@ -397,7 +478,7 @@ fn unreachable_refused_and_hung_each_get_their_error(tmp: &Path, inv: &Path) {
     );
     let (code, recs, out) = run(&tmp.join("hang"), inv, &hang, &["--nodes", "host[1-2]"]);
     assert_eq!(code, 1, "{out}");
-    let verdicts = events(&recs, "verdict");
+    let verdicts = test_verdicts(&recs);
     assert_eq!(verdicts.len(), 2, "{out}");
     let hung = verdicts.iter().find(|v| v["test"] == "hangs").unwrap();
     assert_ne!(hung["verdict"], "pass", "{hung}");

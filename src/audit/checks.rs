@@ -53,12 +53,13 @@ impl Seen<'_> {
         sources: &[String],
         judge: impl FnOnce(&T) -> (Outcome, String, String, String),
     ) -> Finding {
-        let mut f = match fact {
+        match fact {
             Fact::Known(v) => {
                 let (outcome, observed, expected, message) = judge(v);
                 let mut f = self.finding(check, outcome, message);
                 f.observed = Some(observed);
                 f.expected = Some(expected);
+                f.sources = sources.to_vec();
                 f
             }
             Fact::NotAvailable { tried, why } => {
@@ -67,14 +68,25 @@ impl Seen<'_> {
                 f.needs_root = why.contains("needs root");
                 f
             }
-            Fact::Failed(e) => self.finding(check, Outcome::Error, e.clone()),
-        };
-        // A setting the platform does not have (no command to try) keeps
-        // no sources; everything else names the reads it came from.
-        if f.sources.is_empty() && f.outcome != Outcome::NotAvailable {
-            f.sources = sources.to_vec();
+            Fact::Failed(e) => {
+                let mut f = self.finding(check, Outcome::Error, e.clone());
+                f.sources = sources.to_vec();
+                f
+            }
         }
-        f
+    }
+
+    /// The finding for a fact that could not be read: `not available`
+    /// (with every command tried, and whether it needs root) or `error`;
+    /// `None` for a known fact. A setting the platform does not have (no
+    /// command to try) keeps no sources.
+    pub fn unread<T>(&self, check: &str, fact: &Fact<T>, sources: &[String]) -> Option<Finding> {
+        match fact {
+            Fact::Known(_) => None,
+            _ => Some(self.judge(check, fact, sources, |_| {
+                (Outcome::Ok, String::new(), String::new(), String::new())
+            })),
+        }
     }
 }
 
@@ -465,9 +477,7 @@ pub fn nic_findings(
                 out.push(f);
             }
         }
-        other => out.push(seen.judge("optics", other, &src("optics"), |_| {
-            (Outcome::Ok, String::new(), String::new(), String::new())
-        })),
+        other => out.extend(seen.unread("optics", other, &src("optics"))),
     }
     out
 }

@@ -61,15 +61,7 @@ pub fn resolve_neighbor(inv: &Inventory, n: &LldpNeighbor) -> Heard {
             rail,
         };
     };
-    let ports: Vec<&str> = sw
-        .links
-        .iter()
-        .flat_map(|&l| [&inv.links[l].a, &inv.links[l].b])
-        .filter_map(|e| match e {
-            End::Port { switch, port } if *switch == s => Some(port.as_str()),
-            _ => None,
-        })
-        .collect();
+    let ports = inv.switch_ports(s);
     let wanted: Vec<String> = std::iter::once(n.port_id.as_str())
         .chain(n.port_descr.as_deref())
         .map(|x| p.normalise_port(x))
@@ -126,13 +118,8 @@ pub fn switch_findings(
             )
         }
     }));
-    if let Fact::NotAvailable { .. } | Fact::Failed(_) = &cfg.nos_version {
-        out.push(
-            whole.judge("switch.nos", &cfg.nos_version, &cfg_sources, |_| {
-                (Outcome::Ok, String::new(), String::new(), String::new())
-            }),
-        );
-    }
+    // A known version is judged with the other switches' (homogeneity).
+    out.extend(whole.unread("switch.nos", &cfg.nos_version, &cfg_sources));
     let link_speed = |port: &str| {
         sw.links.iter().find_map(|&l| {
             let link = &inv.links[l];
@@ -213,9 +200,7 @@ pub fn switch_findings(
                     out.push(x);
                 }
             }
-            other => out.push(seen.judge("optics", &other, &[q.display()], |_| {
-                (Outcome::Ok, String::new(), String::new(), String::new())
-            })),
+            other => out.extend(seen.unread("optics", &other, &[q.display()])),
         }
     }
     // LLDP: leaf–spine cables (host cables are judged from the host side,

@@ -109,6 +109,19 @@ impl Inventory {
         format!("{} <-> {}", self.end_name(&l.a), self.end_name(&l.b))
     }
 
+    /// The ports of a switch the inventory cables, by name, in link order.
+    pub fn switch_ports(&self, s: SwitchId) -> Vec<String> {
+        self.switches[s]
+            .links
+            .iter()
+            .flat_map(|&l| [&self.links[l].a, &self.links[l].b])
+            .filter_map(|e| match e {
+                End::Port { switch, port } if *switch == s => Some(port.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The leaf (and port) a NIC is cabled to, by the inventory.
     pub fn nic_leaf(&self, nic: NicId) -> Option<(SwitchId, &str)> {
         let link = &self.links[self.nics[nic].uplink?];

@@ -47,18 +47,6 @@ pub fn starts(f: &Fault) -> Vec<Duration> {
     (0..f.repeat.max(1)).map(|r| f.at + period * r).collect()
 }
 
-/// The ports of a switch that the inventory cables, by name.
-fn ports(inv: &Inventory, s: SwitchId) -> Vec<String> {
-    inv.switches[s]
-        .links
-        .iter()
-        .flat_map(|&l| [&inv.links[l].a, &inv.links[l].b])
-        .filter_map(|e| match e {
-            End::Port { switch, port } if *switch == s => Some(port.clone()),
-            _ => None,
-        })
-        .collect()
-}
 
 /// What the fault acts on, for names and messages.
 pub fn name(inv: &Inventory, f: &Fault) -> String {
@@ -107,7 +95,7 @@ pub fn target(inv: &Inventory, f: &Fault) -> Result<Target, String> {
         }
         FaultAction::LeafReset { switch: s, mode } => {
             let (host, platform) = switch(*s)?;
-            let p = ports(inv, *s);
+            let p = inv.switch_ports(*s);
             let (action, what) = match mode {
                 LeafResetMode::PortsDown => (
                     Action::PortsDown(p.clone()),

@@ -155,7 +155,8 @@ impl Engine<'_> {
 pub(super) struct Book {
     windows: usize,
     records: usize,
-    unread: Vec<String>,
+    /// Device windows not read: the reason, and the devices.
+    unread: Vec<(String, Vec<String>)>,
     findings: Vec<Finding>,
 }
 
@@ -163,11 +164,19 @@ impl Book {
     pub(super) fn add(&mut self, recs: &[LedgerRecord], fs: &[Finding]) {
         self.windows += 1;
         self.records += recs.len();
-        self.unread.extend(recs.iter().filter_map(|r| {
-            r.error
-                .as_ref()
-                .map(|e| format!("{}:{} {}: {e}", r.host, r.device, r.source))
-        }));
+        // One line per distinct reason, the host's own name left out so
+        // that the same missing source on many hosts reads once.
+        for r in recs {
+            let Some(e) = &r.error else { continue };
+            let first = e.lines().next().unwrap_or_default();
+            let reason = first.replace(&format!("{}: ", r.host), "");
+            let reason: String = reason.chars().take(200).collect();
+            let dev = format!("{}:{}", r.host, r.device);
+            match self.unread.iter_mut().find(|(x, _)| *x == reason) {
+                Some((_, devs)) => devs.push(dev),
+                None => self.unread.push((reason, vec![dev])),
+            }
+        }
         self.findings.extend_from_slice(fs);
     }
 
@@ -227,11 +236,26 @@ impl Book {
         };
         if !self.unread.is_empty() {
             summary.outcome = crate::report::events::Outcome::NotAvailable;
-            let shown: Vec<&str> = self.unread.iter().take(5).map(String::as_str).collect();
+            let n: usize = self.unread.iter().map(|(_, d)| d.len()).sum();
+            let shown: Vec<String> = self
+                .unread
+                .iter()
+                .take(5)
+                .map(|(why, devs)| {
+                    let mut d = devs.clone();
+                    d.sort();
+                    d.dedup();
+                    let list = if d.len() > 4 {
+                        format!("{} and {} more", d[..4].join(", "), d.len() - 4)
+                    } else {
+                        d.join(", ")
+                    };
+                    format!("{why} ({list})")
+                })
+                .collect();
             summary.message = format!(
-                "{}; {} device window(s) could not be read: {}{}",
+                "{}; {n} device window(s) could not be read: {}{}",
                 summary.message,
-                self.unread.len(),
                 shown.join("; "),
                 if self.unread.len() > 5 { "; …" } else { "" }
             );

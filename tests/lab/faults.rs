@@ -115,6 +115,34 @@ pub fn faults_are_sent_measured_and_healed(tmp: &Path, inv: &Path) {
             "the recovery time is the value: {v}"
         );
     }
+    // The counter ledger saw each real flap where it happened: a
+    // link-down (carrier changes / 2) on the flapped uplink's two ends,
+    // within the per-fault limit, and none anywhere else.
+    let downs = |test: &str| -> Vec<String> {
+        events(&recs, "ledger")
+            .into_iter()
+            .filter(|l| l["test"] == test)
+            .filter(|l| {
+                l["changes"].as_array().is_some_and(|c| {
+                    c.iter()
+                        .any(|d| d["canonical"] == "link_down" && d["vendor"] != "link_downed")
+                })
+            })
+            .map(|l| format!("{}:{}", l["host"].as_str().unwrap(), l["device"].as_str().unwrap()))
+            .collect()
+    };
+    let flap = downs("uplink-flap");
+    assert!(flap.contains(&"leaf1:swp31".to_string()), "{flap:?}");
+    assert!(flap.contains(&"spine1:swp1".to_string()), "{flap:?}");
+    assert!(
+        flap.iter().all(|d| d == "leaf1:swp31" || d == "spine1:swp1"),
+        "link-downs outside the flapped link: {flap:?}"
+    );
+    let wrong: Vec<&Value> = events(&recs, "finding")
+        .into_iter()
+        .filter(|f| f["check"] == "counters.link_down" && f["outcome"] == "deviation")
+        .collect();
+    assert!(wrong.is_empty(), "{wrong:#?}");
     // Every fault opened was healed, by the run itself.
     let entries = journal(&j);
     let opened = entries.iter().filter(|e| e["event"] == "opened").count();

@@ -34,6 +34,8 @@ usage: lab.sh up [--mgmt-hosts N]   build the lab (tearing down any old one), th
        lab.sh status                one line per node: up or down
        lab.sh shape NODE RATE       set hostN's link (both ends) to RATE, e.g. 500mbit
        lab.sh shape NODE default    restore hostN's link to 1gbit
+       lab.sh swap HOST HOST        swap two hosts' cables at their leaf (both on one leaf);
+                                    run it again to put them back
        lab.sh exec NODE CMD...      run CMD in NODE's network, UTS and mount namespaces
 EOF
 }
@@ -660,11 +662,41 @@ lab_shape() {
   say "$host eth1 and $leaf $port shaped to $rate"
 }
 
+# Two hosts' cables swapped at their leaf, as a technician who plugs them into each other's
+# ports would: the leaf's two veth ends exchange names, so leaf1's swp1 now leads to the
+# other host. Addresses and routes follow the devices, so traffic still flows; only what
+# LLDP reports (the leaf advertises its ifname as the port id) changes. Swapping again
+# restores the cabling the inventory describes.
+lab_swap() {
+  (($# == 2)) || die "usage: lab.sh swap HOST HOST"
+  local a=$1 b=$2 la pa lb pb
+  is_host "$a" && is_host "$b" && [[ $a != "$b" ]] ||
+    die "swap: give two different hosts (hosts are host1..host4)"
+  read -r la pa <<<"$(host_leaf_port "$a")"
+  read -r lb pb <<<"$(host_leaf_port "$b")"
+  [[ $la == "$lb" ]] ||
+    die "swap: $a is on $la and $b on $lb; only two ports of one leaf can be swapped"
+  holder_pid "$la" >/dev/null || die "node $la is not running (run: lab.sh up)"
+  # An interface must be down to be renamed.
+  ipb "$la" <<EOF
+link set $pa down
+link set $pb down
+link set $pa name rgswap
+link set $pb name $pa
+link set rgswap name $pb
+link set $pa up
+link set $pb up
+EOF
+  # Tell the leaf's lldpd now rather than at its next 5 s interval.
+  node_exec "$la" lldpcli update >/dev/null 2>&1 || true
+  say "$la: the cables of $a ($pa) and $b ($pb) are swapped"
+}
+
 main() {
   local cmd=${1:-}
   (($#)) && shift
   case $cmd in
-    up | check | down | status | shape | exec) ;;
+    up | check | down | status | shape | swap | exec) ;;
     -h | --help | help) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
   esac
@@ -675,6 +707,7 @@ main() {
     down) lab_down ;;
     status) lab_status ;;
     shape) lab_shape "$@" ;;
+    swap) lab_swap "$@" ;;
     exec)
       (($# >= 2)) || die "usage: lab.sh exec NODE CMD..."
       node_exec "$@"
