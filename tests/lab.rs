@@ -215,7 +215,10 @@ fn the_lab_over_real_ssh() {
 
 /// Findings of `rocegate audit --json` over real SSH on the lab.
 fn audit_findings(inv: &Path, extra: &[&str]) -> Vec<Value> {
-    let o = sh(rocegate().args(["audit", "--json", "-i"]).arg(inv).args(extra));
+    let o = sh(rocegate()
+        .args(["audit", "--json", "-i"])
+        .arg(inv)
+        .args(extra));
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
         panic!(
             "audit: not JSON ({e}): {}{}",
@@ -243,7 +246,10 @@ fn the_audit_names_a_swapped_cable_and_what_veth_cannot_answer(inv: &Path) {
     let pfc = find("nic.pfc", "host1:mlx5_0");
     assert_eq!(pfc["outcome"], "not_available", "{pfc:#}");
     assert!(
-        pfc["message"].as_str().unwrap().contains("dcb -j pfc show dev eth1"),
+        pfc["message"]
+            .as_str()
+            .unwrap()
+            .contains("dcb -j pfc show dev eth1"),
         "{pfc:#}"
     );
     assert_eq!(find("optics", "leaf1:swp1")["outcome"], "not_available");

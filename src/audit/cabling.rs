@@ -238,9 +238,9 @@ mod tests {
             o("e:m", "l:5", Some("x:1"), 0, 1),
         ];
         let f = findings("audit", &obs);
-        for k in 0..3 {
-            assert_eq!(f[k].check, "cabling.rotation", "{}", f[k].message);
-            assert!(f[k].message.starts_with("3 cables are rotated"));
+        for x in &f[..3] {
+            assert_eq!(x.check, "cabling.rotation", "{}", x.message);
+            assert!(x.message.starts_with("3 cables are rotated"));
         }
         assert_eq!(f[3].check, "cabling.misplaced");
         assert!(f[3].message.contains("a port the inventory leaves free"));

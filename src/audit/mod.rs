@@ -116,6 +116,10 @@ fn queries_of(inv: &Inventory, t: &Target) -> Vec<Query> {
     }
 }
 
+/// One target's answers, the path of its raw output, and why it could not
+/// be asked when it could not.
+type Answered = (Vec<Answer>, Option<String>, Option<String>);
+
 /// Runs the audit of `nodes` (and the switches they reach) through
 /// `transport` and returns its findings. `write_raw(rel, text)` stores a
 /// host's raw answers and returns their path for evidence.
@@ -143,8 +147,7 @@ pub async fn run(
         sent.push((i, qs));
     }
     let outs = transport.run_batch(&batch, cancel).await;
-    let mut answers: BTreeMap<usize, (Vec<Answer>, Option<String>, Option<String>)> =
-        BTreeMap::new();
+    let mut answers: BTreeMap<usize, Answered> = BTreeMap::new();
     for (k, ((i, qs), out)) in sent.iter().zip(outs).enumerate() {
         let o: InvocationOutput = out.first().cloned().unwrap_or_default();
         let rel = crate::report::raw::rel_path(test, 0, 0, k);
@@ -165,7 +168,7 @@ pub async fn run(
 fn judge(
     inv: &Inventory,
     targets: &[Target],
-    answers: &BTreeMap<usize, (Vec<Answer>, Option<String>, Option<String>)>,
+    answers: &BTreeMap<usize, Answered>,
     test: &str,
     opts: &Options,
 ) -> Vec<Finding> {

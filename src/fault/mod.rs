@@ -47,7 +47,6 @@ pub fn starts(f: &Fault) -> Vec<Duration> {
     (0..f.repeat.max(1)).map(|r| f.at + period * r).collect()
 }
 
-
 /// What the fault acts on, for names and messages.
 pub fn name(inv: &Inventory, f: &Fault) -> String {
     match &f.action {

@@ -128,14 +128,21 @@ pub fn faults_are_sent_measured_and_healed(tmp: &Path, inv: &Path) {
                         .any(|d| d["canonical"] == "link_down" && d["vendor"] != "link_downed")
                 })
             })
-            .map(|l| format!("{}:{}", l["host"].as_str().unwrap(), l["device"].as_str().unwrap()))
+            .map(|l| {
+                format!(
+                    "{}:{}",
+                    l["host"].as_str().unwrap(),
+                    l["device"].as_str().unwrap()
+                )
+            })
             .collect()
     };
     let flap = downs("uplink-flap");
     assert!(flap.contains(&"leaf1:swp31".to_string()), "{flap:?}");
     assert!(flap.contains(&"spine1:swp1".to_string()), "{flap:?}");
     assert!(
-        flap.iter().all(|d| d == "leaf1:swp31" || d == "spine1:swp1"),
+        flap.iter()
+            .all(|d| d == "leaf1:swp31" || d == "spine1:swp1"),
         "link-downs outside the flapped link: {flap:?}"
     );
     let wrong: Vec<&Value> = events(&recs, "finding")
