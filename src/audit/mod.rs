@@ -28,6 +28,10 @@ use crate::switch::{self, Answer, Query};
 use cabling::{Heard, Observation};
 use checks::Seen;
 
+/// Hosts asked at once: enough to keep the transport busy, few enough that
+/// their raw answers stay small next to the rest of a large run.
+const CHUNK: usize = 256;
+
 /// How long one host's reads may take, connection included.
 const TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -133,54 +137,86 @@ pub async fn run(
     write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
 ) -> Vec<Finding> {
     let targets = targets(inv, nodes);
-    let mut sent: Vec<(usize, Vec<Query>)> = Vec::new();
-    let mut batch: Vec<StepCommands> = Vec::new();
-    for (i, t) in targets.iter().enumerate() {
-        let qs = queries_of(inv, t);
-        if qs.is_empty() {
-            continue;
+    let mut acc = Acc::default();
+    // Hosts are asked a chunk at a time, so that the raw answers of a whole
+    // pod are never held at once; homogeneity and cabling need only what
+    // the accumulator keeps of each.
+    let mut k = 0;
+    for chunk in targets.chunks(CHUNK) {
+        let mut sent: Vec<(&Target, Vec<Query>)> = Vec::new();
+        let mut batch: Vec<StepCommands> = Vec::new();
+        for t in chunk {
+            let qs = queries_of(inv, t);
+            if qs.is_empty() {
+                acc.add(inv, t, &(Vec::new(), None, None), test, opts);
+                continue;
+            }
+            let inv_ = switch::invocation(&host_of(inv, t), &qs, TIMEOUT, Duration::ZERO);
+            batch.push(StepCommands {
+                invocations: vec![inv_],
+            });
+            sent.push((t, qs));
         }
-        let inv_ = switch::invocation(&host_of(inv, t), &qs, TIMEOUT, Duration::ZERO);
-        batch.push(StepCommands {
-            invocations: vec![inv_],
-        });
-        sent.push((i, qs));
+        let outs = transport.run_batch(&batch, cancel.clone()).await;
+        for (b, ((t, qs), out)) in sent.iter().zip(outs).enumerate() {
+            let o: InvocationOutput = out.first().cloned().unwrap_or_default();
+            let rel = crate::report::raw::rel_path(test, 0, 0, k);
+            k += 1;
+            let evidence = write_raw(&rel, crate::report::raw::render(&batch[b], &out));
+            let failure = o.failure.as_ref().map(|f| {
+                format!(
+                    "{}: the audit's reads got no answer: {}",
+                    host_of(inv, t),
+                    preflight::failure_text(f)
+                )
+            });
+            acc.add(
+                inv,
+                t,
+                &(switch::answers(qs, &o), evidence, failure),
+                test,
+                opts,
+            );
+        }
+        if *cancel.borrow() {
+            break;
+        }
     }
-    let outs = transport.run_batch(&batch, cancel).await;
-    let mut answers: BTreeMap<usize, Answered> = BTreeMap::new();
-    for (k, ((i, qs), out)) in sent.iter().zip(outs).enumerate() {
-        let o: InvocationOutput = out.first().cloned().unwrap_or_default();
-        let rel = crate::report::raw::rel_path(test, 0, 0, k);
-        let evidence = write_raw(&rel, crate::report::raw::render(&batch[k], &out));
-        let failure = o.failure.as_ref().map(|f| {
-            format!(
-                "{}: the audit's reads got no answer: {}",
-                host_of(inv, &targets[*i]),
-                preflight::failure_text(f)
-            )
-        });
-        answers.insert(*i, (switch::answers(qs, &o), evidence, failure));
-    }
-    judge(inv, &targets, &answers, test, opts)
+    acc.finish(inv, test, opts)
 }
 
-/// Findings from every target's answers.
-fn judge(
-    inv: &Inventory,
-    targets: &[Target],
-    answers: &BTreeMap<usize, Answered>,
-    test: &str,
-    opts: &Options,
-) -> Vec<Finding> {
-    let mut out: Vec<Finding> = Vec::new();
-    let mut lldp: Vec<Observation> = Vec::new();
-    let mut firmware: Vec<(String, String, String)> = Vec::new();
-    let mut drivers: Vec<(String, String, String)> = Vec::new();
-    let mut nos: Vec<(String, String, String)> = Vec::new();
-    let mut by_component: BTreeMap<String, (String, Vec<String>)> = BTreeMap::new();
-    let none = (Vec::new(), None, None);
-    for (i, t) in targets.iter().enumerate() {
-        let (ans, evidence, failure) = answers.get(&i).unwrap_or(&none);
+/// What the audit has found so far, and what it keeps of each target for
+/// the judgements that need every target (homogeneity, cabling).
+#[derive(Default)]
+struct Acc {
+    out: Vec<Finding>,
+    lldp: Vec<Observation>,
+    firmware: Vec<(String, String, String)>,
+    drivers: Vec<(String, String, String)>,
+    nos: Vec<(String, String, String)>,
+    /// Component → (host, evidence), for the homogeneity findings.
+    by_component: BTreeMap<String, (String, Vec<String>)>,
+}
+
+impl Acc {
+    /// One target's answers.
+    fn add(
+        &mut self,
+        inv: &Inventory,
+        t: &Target,
+        answered: &Answered,
+        test: &str,
+        opts: &Options,
+    ) {
+        let Acc {
+            out,
+            lldp,
+            firmware,
+            drivers,
+            nos,
+            by_component,
+        } = self;
+        let (ans, evidence, failure) = answered;
         let evidence: Vec<String> = evidence.iter().cloned().collect();
         let host = host_of(inv, t);
         if let Some(why) = failure {
@@ -198,7 +234,7 @@ fn judge(
                 round: None,
                 evidence: evidence.clone(),
             });
-            continue;
+            return;
         }
         match t {
             Target::Unbuilt(_, why) => {
@@ -272,43 +308,57 @@ fn judge(
             }
         }
     }
-    let versions = &inv.fabric.versions;
-    for (check, what, members, want) in [
-        (
-            "nic.firmware",
-            "firmware",
-            &firmware,
-            versions.nic_firmware.as_deref(),
-        ),
-        ("nic.driver", "driver", &drivers, versions.driver.as_deref()),
-        ("switch.nos", "NOS", &nos, versions.nos.as_deref()),
-    ] {
-        for (c, (outcome, observed, expected, message)) in checks::homogeneity(what, members, want)
-        {
-            let (host, evidence) = by_component.get(&c).cloned().unwrap_or_default();
-            let seen = Seen {
-                test,
-                component: c.clone(),
-                host,
-                evidence,
-            };
-            let mut f = seen.finding(check, outcome, message);
-            f.observed = Some(observed);
-            f.expected = Some(expected);
-            f.sources = vec![match check {
-                "switch.nos" => "the platform's version read".to_string(),
-                _ => "ethtool -i".to_string(),
-            }];
-            out.push(f);
+
+    /// The judgements that need every target, then every finding, narrowed
+    /// to the checks asked for.
+    fn finish(self, inv: &Inventory, test: &str, opts: &Options) -> Vec<Finding> {
+        let Acc {
+            mut out,
+            lldp,
+            firmware,
+            drivers,
+            nos,
+            by_component,
+        } = self;
+        let versions = &inv.fabric.versions;
+        for (check, what, members, want) in [
+            (
+                "nic.firmware",
+                "firmware",
+                &firmware,
+                versions.nic_firmware.as_deref(),
+            ),
+            ("nic.driver", "driver", &drivers, versions.driver.as_deref()),
+            ("switch.nos", "NOS", &nos, versions.nos.as_deref()),
+        ] {
+            for (c, (outcome, observed, expected, message)) in
+                checks::homogeneity(what, members, want)
+            {
+                let (host, evidence) = by_component.get(&c).cloned().unwrap_or_default();
+                let seen = Seen {
+                    test,
+                    component: c.clone(),
+                    host,
+                    evidence,
+                };
+                let mut f = seen.finding(check, outcome, message);
+                f.observed = Some(observed);
+                f.expected = Some(expected);
+                f.sources = vec![match check {
+                    "switch.nos" => "the platform's version read".to_string(),
+                    _ => "ethtool -i".to_string(),
+                }];
+                out.push(f);
+            }
         }
+        out.extend(cabling::findings(test, &lldp));
+        out.retain(|f| {
+            opts.checks.is_empty()
+                || crate::score::findings::listed(&opts.checks, &f.check)
+                || f.check == "audit.reach"
+        });
+        out
     }
-    out.extend(cabling::findings(test, &lldp));
-    out.retain(|f| {
-        opts.checks.is_empty()
-            || crate::score::findings::listed(&opts.checks, &f.check)
-            || f.check == "audit.reach"
-    });
-    out
 }
 
 /// What a NIC's host heard on it by LLDP.
