@@ -27,6 +27,9 @@ use crate::config::model::Inventory;
 
 /// The first stderr line of every remote command: its process group id.
 const PGID_MARK: &str = "@@rocegate-pgid ";
+/// How long a stop waits for a just-started command to report its process
+/// group before it gives up on killing the remote group.
+const PGID_WAIT: Duration = Duration::from_secs(3);
 /// How long a server gets to start listening before its client starts.
 const SERVER_HEAD_START: Duration = Duration::from_millis(500);
 /// What the controller allows beyond the remote dead-man timeout before it
@@ -228,7 +231,19 @@ impl SshTransport {
             }
         };
         if status.is_none() {
-            let id = *pgid.lock().unwrap_or_else(|p| p.into_inner());
+            // A command stopped just after it started (a server whose
+            // client was done at once) may not have reported its process
+            // group yet: wait briefly for it, or the remote group outlives
+            // the stop until its dead-man timeout.
+            let until = Instant::now() + PGID_WAIT;
+            let mut id = *pgid.lock().unwrap_or_else(|p| p.into_inner());
+            while id.is_none()
+                && Instant::now() < until
+                && child.try_wait().ok().flatten().is_none()
+            {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                id = *pgid.lock().unwrap_or_else(|p| p.into_inner());
+            }
             if let Some(id) = id {
                 self.kill_remote(&inv.host, id).await;
             }
