@@ -33,6 +33,14 @@ pub enum Command {
     /// Rebuild junit.xml and report.html from a run directory.
     #[command(after_help = examples::REPORT)]
     Report(ReportArgs),
+    /// Compare two runs, or a run with a baseline: per test, NIC and node,
+    /// medians, change, Mann–Whitney p (Holm-adjusted), version changes;
+    /// exit 1 on a significant regression beyond the tolerance.
+    #[command(after_help = examples::COMPARE)]
+    Compare(CompareArgs),
+    /// Baselines: a fabric's reference results, pooled from one or more runs.
+    #[command(subcommand, after_help = examples::BASELINE)]
+    Baseline(BaselineCommand),
     /// Parse a perftest, nccl-tests or counter/configuration output file into JSON.
     #[command(after_help = examples::PARSE)]
     Parse(ParseArgs),
@@ -215,6 +223,68 @@ pub struct ReportArgs {
     pub run_dir: String,
 }
 
+#[derive(Debug, Args, Clone)]
+pub struct CompareArgs {
+    /// The reference: a run directory, a baseline directory or file, or a
+    /// fabric name in the baseline store
+    pub a: String,
+    /// The run to judge (same forms as A)
+    pub b: String,
+    /// Print the comparison as JSON (a stable interface; see the README)
+    #[arg(long)]
+    pub json: bool,
+    /// Family-wise error rate, controlled with Holm's method
+    #[arg(long, default_value_t = crate::score::compare::ALPHA)]
+    pub alpha: f64,
+    /// Practical tolerance, percent: smaller changes are never regressions
+    /// (latencies use at least 10)
+    #[arg(long, default_value_t = crate::score::suspects::PEER_TOLERANCE_PCT)]
+    pub tolerance: f64,
+    /// Baseline store [default: $XDG_STATE_HOME/rocegate/baselines]
+    #[arg(long)]
+    pub store: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BaselineCommand {
+    /// Pool one or more run directories of one fabric into its baseline
+    #[command(after_help = examples::BASELINE_PROMOTE)]
+    Promote(BaselinePromoteArgs),
+    /// List the fabrics with a baseline
+    #[command(after_help = examples::BASELINE_LIST)]
+    List(BaselineStoreArgs),
+    /// Print a fabric's baseline: its runs, versions and per-test medians
+    #[command(after_help = examples::BASELINE_SHOW)]
+    Show(BaselineShowArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct BaselineStoreArgs {
+    /// Baseline store [default: $XDG_STATE_HOME/rocegate/baselines]
+    #[arg(long)]
+    pub store: Option<String>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct BaselinePromoteArgs {
+    /// Run directories written by `rocegate run`, all of one fabric
+    #[arg(required = true)]
+    pub runs: Vec<String>,
+    #[command(flatten)]
+    pub store: BaselineStoreArgs,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct BaselineShowArgs {
+    /// The fabric (its inventory's `fabric.name`)
+    pub fabric: String,
+    #[command(flatten)]
+    pub store: BaselineStoreArgs,
+    /// Print the stored JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum ParseTool {
     Perftest,
@@ -358,6 +428,29 @@ Examples:
     pub const REPORT: &str = "\
 Examples:
   rocegate report reports/acceptance-20261122T021500Z";
+
+    pub const COMPARE: &str = "\
+Examples:
+  rocegate compare reports/nightly-20261125T020000Z reports/nightly-20261126T020000Z
+  rocegate compare emu-pod reports/nightly-20261126T020000Z --json | jq .regressions";
+
+    pub const BASELINE: &str = "\
+Examples:
+  rocegate baseline promote reports/nightly-20261124T020000Z reports/nightly-20261125T020000Z
+  rocegate baseline list
+  rocegate baseline show emu-pod";
+
+    pub const BASELINE_PROMOTE: &str = "\
+Examples:
+  rocegate baseline promote reports/nightly-20261124T020000Z reports/nightly-20261125T020000Z";
+
+    pub const BASELINE_LIST: &str = "\
+Examples:
+  rocegate baseline list";
+
+    pub const BASELINE_SHOW: &str = "\
+Examples:
+  rocegate baseline show emu-pod";
 
     pub const PARSE: &str = "\
 Examples:

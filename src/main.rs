@@ -3,7 +3,7 @@
 
 use clap::Parser;
 use rocegate::app;
-use rocegate::cli::{Cli, Command, InventoryCommand};
+use rocegate::cli::{BaselineCommand, Cli, Command, InventoryCommand};
 
 fn main() {
     let cli = Cli::parse();
@@ -15,6 +15,10 @@ fn main() {
                 Command::Validate(a) => app::validate(&a),
                 Command::Plan(a) => app::plan(&a),
                 Command::Report(a) => app::report(&a),
+                Command::Compare(a) => app::baseline::compare(&a),
+                Command::Baseline(BaselineCommand::Promote(a)) => app::baseline::promote(&a),
+                Command::Baseline(BaselineCommand::List(a)) => app::baseline::list(&a),
+                Command::Baseline(BaselineCommand::Show(a)) => app::baseline::show(&a),
                 Command::Parse(a) => app::parse(&a),
                 Command::Preflight(a) => app::remote::preflight_cmd(&a),
                 Command::Audit(a) => app::remote::audit_cmd(&a),

@@ -31,6 +31,19 @@ impl fmt::Display for Escape {
 
 impl std::error::Error for Escape {}
 
+/// Where rocegate keeps state between runs (the fault journal, baselines):
+/// `$XDG_STATE_HOME`, else `~/.local/state`; `None` when neither is set.
+pub fn state_base() -> Option<PathBuf> {
+    std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".local/state"))
+        })
+}
+
 /// Checks one component: a plain file or directory name.
 pub fn component(name: &str) -> Result<&str, Escape> {
     let why = if name.is_empty() {

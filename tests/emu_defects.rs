@@ -144,8 +144,12 @@ fn generate(dir: &Path, name: &str, extra: &str) -> String {
     path.to_str().unwrap().to_string()
 }
 
-/// (exit code, verdict records) of an acceptance run.
-fn accept(dir: &Path, inventory: &str, seed: u64) -> (i32, Vec<serde_json::Value>) {
+/// (exit code, verdict records, suspects) of an acceptance run.
+fn accept(
+    dir: &Path,
+    inventory: &str,
+    seed: u64,
+) -> (i32, Vec<serde_json::Value>, Vec<serde_json::Value>) {
     let out_dir = dir.join(format!("run-{}", dir.read_dir().unwrap().count()));
     let out = rocegate()
         .args(["run", "--progress", "none", "--inventory", inventory])
@@ -168,7 +172,12 @@ fn accept(dir: &Path, inventory: &str, seed: u64) -> (i32, Vec<serde_json::Value
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
         .filter(|v| v["event"] == "verdict")
         .collect();
-    (out.status.code().unwrap_or(-1), verdicts)
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out_dir.join("summary.json")).expect("summary.json"),
+    )
+    .expect("summary.json is JSON");
+    let suspects = summary["suspects"].as_array().cloned().unwrap_or_default();
+    (out.status.code().unwrap_or(-1), verdicts, suspects)
 }
 
 /// Whether a verdict names `what`: in its component, its message, or (for a
@@ -191,15 +200,19 @@ fn every_defect_fails_or_warns_and_names_its_component() {
         let planted = plant(seed);
         let healthy = generate(dir.path(), &format!("healthy{seed}"), "");
         let broken = generate(dir.path(), &format!("broken{seed}"), &planted.yaml);
-        let (code, verdicts) = accept(dir.path(), &healthy, seed);
+        let (code, verdicts, suspects) = accept(dir.path(), &healthy, seed);
         let fails: Vec<_> = verdicts.iter().filter(|v| v["verdict"] == "fail").collect();
         assert!(
             fails.is_empty(),
             "seed {seed}: the healthy pod failed {fails:#?}"
         );
         assert_eq!(code, 0, "seed {seed}: healthy pod");
+        assert!(
+            suspects.is_empty(),
+            "seed {seed}: the healthy pod has suspects {suspects:#?}"
+        );
 
-        let (code, verdicts) = accept(dir.path(), &broken, seed);
+        let (code, verdicts, suspects) = accept(dir.path(), &broken, seed);
         assert_eq!(code, 1, "seed {seed}: defects planted:\n{}", planted.yaml);
         let flagged: Vec<_> = verdicts
             .iter()
@@ -211,6 +224,24 @@ fn every_defect_fails_or_warns_and_names_its_component() {
                 "seed {seed}: {kind} on {comps:?} made no test fail or warn\n{}",
                 planted.yaml
             );
+        }
+        // Each planted defect is named at its component among the top
+        // suspects, as many as were planted (a swap is two cables).
+        let top: Vec<&str> = suspects
+            .iter()
+            .take(planted.visible.len() + 1)
+            .map(|s| s["component"].as_str().unwrap_or_default())
+            .collect();
+        for (kind, comps) in &planted.visible {
+            for c in comps {
+                assert!(
+                    top.iter().any(|s| *s == c
+                        || s.starts_with(&format!("{c} "))
+                        || s.starts_with(&format!("{c}:"))),
+                    "seed {seed}: {kind} on {c} is not among the top suspects {top:?}\n{}",
+                    planted.yaml
+                );
+            }
         }
         // A fault test replays its workload with the fault on top: on a pod
         // with defects its workload can fail for them, and its verdict

@@ -15,6 +15,7 @@ use crate::exit::{AppError, PASS};
 use crate::inputs;
 use crate::plan::{self, render, Narrowing, Plan};
 
+pub mod baseline;
 pub mod discover;
 pub mod faults;
 pub mod inventory;
@@ -412,6 +413,9 @@ pub fn report(a: &crate::cli::ReportArgs) -> Result<i32, AppError> {
         dir.display(),
         records.len()
     );
+    out(&crate::report::summary::suspects_text(
+        &crate::score::suspects::localise(&records),
+    ));
     // A cut-short run is never a pass, whatever its verdicts say.
     let done = crate::report::events::completeness(&records);
     if !done.complete {

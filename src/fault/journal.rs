@@ -61,17 +61,9 @@ pub struct Journal {
 /// `$XDG_STATE_HOME/rocegate/journal/<fabric>.jsonl`, else
 /// `~/.local/state/rocegate/journal/<fabric>.jsonl`.
 pub fn default_path(fabric: &str) -> Result<PathBuf, String> {
-    let base = std::env::var_os("XDG_STATE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(|h| PathBuf::from(h).join(".local/state"))
-        })
-        .ok_or(
-            "neither XDG_STATE_HOME nor HOME is set: give the fault journal's path with --journal",
-        )?;
+    let base = crate::paths::state_base().ok_or(
+        "neither XDG_STATE_HOME nor HOME is set: give the fault journal's path with --journal",
+    )?;
     let name: String = fabric
         .chars()
         .map(|c| {

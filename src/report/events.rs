@@ -196,6 +196,9 @@ pub struct RunStarted {
     pub inventory: InputFile,
     pub suite_file: InputFile,
     pub gate_fail_on: Vec<String>,
+    /// Checks recorded but never gating (`gate.observe_only`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gate_observe_only: Vec<String>,
     pub tests: Vec<PlannedTest>,
     pub estimate_s: f64,
     pub coverage: serde_json::Value,
@@ -206,6 +209,100 @@ pub struct RunStarted {
     /// the whole pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial: Option<String>,
+    /// Where every NIC and switch sits, so that localisation
+    /// (`score::suspects`) is a function of the log alone.
+    #[serde(default, skip_serializing_if = "Topology::is_empty")]
+    pub topology: Topology,
+}
+
+/// The inventory's shape, in names: which node, rail and leaf port each NIC
+/// has, what each switch is, and the switch-to-switch cables.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Topology {
+    pub nics: Vec<TopoNic>,
+    pub switches: Vec<TopoSwitch>,
+    /// Switch-to-switch cables, each as its two ends (`leaf:port`,
+    /// `spine:port`), the leaf end first where there is one.
+    pub fabric_links: Vec<[String; 2]>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TopoNic {
+    /// `node:device`.
+    pub name: String,
+    pub node: String,
+    pub rail: u32,
+    pub speed_gbps: u32,
+    /// The leaf port it is cabled to, `switch:port`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TopoSwitch {
+    pub name: String,
+    /// `leaf` or `spine`.
+    pub role: String,
+}
+
+impl Topology {
+    pub fn is_empty(&self) -> bool {
+        self.nics.is_empty() && self.switches.is_empty()
+    }
+
+    pub fn of(inv: &crate::config::model::Inventory) -> Topology {
+        use crate::config::inventory::SwitchRole;
+        use crate::config::model::End;
+        let nics = (0..inv.nics.len())
+            .map(|n| {
+                let nic = &inv.nics[n];
+                TopoNic {
+                    name: inv.nic_name(n),
+                    node: inv.nodes[nic.node].name.clone(),
+                    rail: nic.rail,
+                    speed_gbps: nic.speed_gbps,
+                    port: inv
+                        .nic_leaf(n)
+                        .map(|(s, p)| format!("{}:{p}", inv.switches[s].name)),
+                }
+            })
+            .collect();
+        let role = |s: usize| inv.switches[s].role;
+        let switches = inv
+            .switches
+            .iter()
+            .map(|s| TopoSwitch {
+                name: s.name.clone(),
+                role: match s.role {
+                    SwitchRole::Leaf => "leaf",
+                    SwitchRole::Spine => "spine",
+                }
+                .into(),
+            })
+            .collect();
+        let fabric_links = inv
+            .links
+            .iter()
+            .filter_map(|l| match (&l.a, &l.b) {
+                (End::Port { switch: a, .. }, End::Port { switch: b, .. }) => {
+                    let (x, y) = (inv.end_name(&l.a), inv.end_name(&l.b));
+                    Some(
+                        if role(*a) != SwitchRole::Leaf && role(*b) == SwitchRole::Leaf {
+                            [y, x]
+                        } else {
+                            [x, y]
+                        },
+                    )
+                }
+                _ => None,
+            })
+            .collect();
+        Topology {
+            nics,
+            switches,
+            fabric_links,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -188,6 +188,34 @@ pub fn render(records: &[Record], run_dir: &Path) -> String {
             esc(n)
         );
     }
+    // The suspects lead: what to replace or fix, with why.
+    let loc = crate::score::suspects::localise(records);
+    if !loc.suspects.is_empty() || !loc.collisions.is_empty() {
+        h.push_str("<h2 id=\"suspects\">Suspects</h2><table><tr><th>#</th><th>kind</th><th>component</th><th>score</th><th>evidence</th><th>results it explains</th></tr>");
+        for (i, s) in loc.suspects.iter().enumerate() {
+            let results: Vec<String> = s
+                .results
+                .iter()
+                .take(20)
+                .map(|r| format!("{} {}", r.test, r.component))
+                .collect();
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td><details><summary>{}</summary>{}</details></td></tr>",
+                i + 1,
+                esc(&s.kind),
+                esc(&s.component),
+                s.score,
+                esc(&s.evidence.join("\n")).replace('\n', "<br>"),
+                s.results.len(),
+                esc(&results.join("\n")).replace('\n', "<br>")
+            );
+        }
+        h.push_str("</table>");
+        for c in &loc.collisions {
+            let _ = write!(h, "<p class=\"warn\">{}</p>", esc(&c.message));
+        }
+    }
     // The hosts, as the preflight found them: problems listed, the ready counted.
     let pre: Vec<&crate::audit::preflight::HostReport> = records
         .iter()

@@ -40,6 +40,7 @@ pub fn summary_json(records: &[Record], run_dir: &str) -> serde_json::Value {
             }
         }
     }
+    let loc = crate::score::suspects::localise(records);
     json!({
         "rocegate_version": env!("CARGO_PKG_VERSION"),
         "run_dir": run_dir,
@@ -62,21 +63,45 @@ pub fn summary_json(records: &[Record], run_dir: &str) -> serde_json::Value {
         "complete": done.complete,
         "incomplete_reason": done.reason,
         "not_run": done.not_run,
+        "suspects": loc.suspects,
+        "collisions": loc.collisions,
+        "unexplained": loc.unexplained,
     })
 }
 
-/// Every non-pass result: component, value, threshold, verdict, evidence.
+/// The suspects first, each with the failing results it explains (the
+/// first few), then every other non-pass result: component, value,
+/// threshold, verdict, evidence.
 pub fn terminal_list(records: &[Record], run_dir: &str) -> String {
-    let mut out = String::new();
+    let loc = crate::score::suspects::localise(records);
+    let mut out = suspects_text(&loc);
+    let grouped: BTreeSet<(&str, &str)> = loc
+        .suspects
+        .iter()
+        .flat_map(|s| &s.results)
+        .map(|r| (r.test.as_str(), r.component.as_str()))
+        .collect();
+    let collided: BTreeSet<(&str, &str)> = loc
+        .collisions
+        .iter()
+        .flat_map(|c| &c.results)
+        .map(|r| (r.test.as_str(), r.component.as_str()))
+        .collect();
     let mut n = 0;
+    let mut header = false;
     for r in records {
         let Record::Verdict(v) = r else { continue };
-        if v.verdict == Verdict::Pass {
+        let key = (v.test.as_str(), v.component.as_str());
+        if v.verdict == Verdict::Pass || grouped.contains(&key) || collided.contains(&key) {
             continue;
         }
         n += 1;
         if n > 200 {
             continue;
+        }
+        if !header && !out.is_empty() {
+            out += "\nOther non-pass results:\n";
+            header = true;
         }
         let value = v
             .value
@@ -110,6 +135,41 @@ pub fn terminal_list(records: &[Record], run_dir: &str) -> String {
         out += &format!(
             "… and {} more non-pass results in {run_dir}/results.jsonl\n",
             n - 200
+        );
+    }
+    out
+}
+
+/// The suspects, ranked, each with its evidence and the results it
+/// explains; then the ECMP collisions. Empty when nothing is suspected.
+pub fn suspects_text(loc: &crate::score::suspects::Localisation) -> String {
+    let mut out = String::new();
+    if !loc.suspects.is_empty() {
+        out += &format!(
+            "SUSPECTS ({}), most likely first (score: failures explained, discounted by inconsistency):\n",
+            loc.suspects.len()
+        );
+    }
+    for (i, s) in loc.suspects.iter().enumerate() {
+        out += &format!(
+            "{:>2}. {} {}  score {:.2}, explains {} result(s)\n",
+            i + 1,
+            s.kind,
+            s.component,
+            s.score,
+            s.results.len()
+        );
+        for e in &s.evidence {
+            out += &format!("      {e}\n");
+        }
+    }
+    for c in &loc.collisions {
+        out += &format!("note: {}\n", c.message);
+    }
+    if !loc.unexplained.is_empty() {
+        out += &format!(
+            "{} failing result(s) not attributed to one component (listed below)\n",
+            loc.unexplained.len()
         );
     }
     out

@@ -308,11 +308,13 @@ impl Engine<'_> {
                         .unwrap_or_default()
                 })
                 .collect(),
+            gate_observe_only: self.suite.gate.observe_only.clone(),
             tests,
             estimate_s: self.plan.estimate.as_secs_f64(),
             coverage: serde_json::to_value(&self.plan.coverage).unwrap_or_default(),
             disruptive: serde_json::to_value(&self.plan.disruptions).unwrap_or_default(),
             partial: self.plan.partial.clone(),
+            topology: Topology::of(self.inv),
         }
     }
 

@@ -2,9 +2,12 @@
 //! the gate. `error` (the harness or the infrastructure could not measure) is
 //! never reported as `fail` and never as `pass`.
 
+pub mod compare;
 pub mod counters;
 pub mod findings;
 pub mod spread;
+pub mod stats;
+pub mod suspects;
 pub mod threshold;
 
 use serde::{Deserialize, Serialize};
