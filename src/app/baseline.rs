@@ -286,3 +286,122 @@ fn compare_text(c: &Comparison) -> String {
     }
     out
 }
+
+/// The suite's `baseline:` comparison at the end of a run: one `fail` per
+/// regression, one `pass` when there is none, `skipped` (or `fail` when
+/// required) without a stored baseline, `error` when the stored one is of
+/// another topology or unreadable.
+pub fn run_verdicts(
+    spec: &crate::config::suite::BaselineSpec,
+    fabric: &str,
+    records: &[crate::report::events::Record],
+) -> Vec<crate::report::events::VerdictRecord> {
+    use crate::score::Verdict;
+    let verdict = |component: &str, v: Verdict, message: String, value: Option<f64>| {
+        crate::report::events::VerdictRecord {
+            test: "baseline".into(),
+            kind: "baseline".into(),
+            component: component.into(),
+            verdict: v,
+            metric: value.map(|_| "change_pct".into()),
+            value,
+            unit: value.map(|_| "%".into()),
+            threshold: Default::default(),
+            samples: Vec::new(),
+            message,
+            evidence: Vec::new(),
+            duration_s: 0.0,
+            series: Vec::new(),
+        }
+    };
+    let file = store(spec.store.as_deref())
+        .and_then(|s| fabric_dir(&s, fabric))
+        .map(|d| d.join("baseline.json"));
+    let file = match file {
+        Ok(f) if f.is_file() => f,
+        Ok(f) => {
+            let v = if spec.require {
+                Verdict::Fail
+            } else {
+                Verdict::Skipped
+            };
+            return vec![verdict(
+                fabric,
+                v,
+                format!(
+                    "no baseline for fabric {fabric} ({} does not exist): promote a good run with `rocegate baseline promote RUN_DIR`",
+                    f.display()
+                ),
+                None,
+            )];
+        }
+        Err(e) => return vec![verdict(fabric, Verdict::Error, e.to_string(), None)],
+    };
+    let base = match read_baseline(&file) {
+        Ok(b) => b,
+        Err(e) => return vec![verdict(fabric, Verdict::Error, e.to_string(), None)],
+    };
+    let now = compare::profile(records);
+    if base.topology_hash != now.topology_hash {
+        return vec![verdict(
+            fabric,
+            Verdict::Error,
+            format!(
+                "the baseline in {} is of another topology (cables, NICs or switches changed): promote a new one",
+                file.display()
+            ),
+            None,
+        )];
+    }
+    let c = compare::compare(&base, &now, spec.alpha, spec.tolerance_pct);
+    let versions = if c.version_changes.is_empty() {
+        "no version change".to_string()
+    } else {
+        c.version_changes.join("; ")
+    };
+    if c.regressions.is_empty() {
+        let power = match c.min_samples_per_side {
+            Some(m) if c.underpowered > 0 => format!(
+                "; {} comparison(s) have fewer than the {m} samples a side significance needs",
+                c.underpowered
+            ),
+            _ => String::new(),
+        };
+        return vec![verdict(
+            fabric,
+            Verdict::Pass,
+            format!(
+                "{} comparisons with the baseline of {}: no significant regression beyond {} % (alpha {}, Holm); {versions}{power}",
+                c.rows.len(),
+                base.runs.join(", "),
+                c.tolerance_pct,
+                c.alpha
+            ),
+            None,
+        )];
+    }
+    c.regressions
+        .iter()
+        .map(|r| {
+            verdict(
+                &r.component,
+                Verdict::Fail,
+                format!(
+                    "{} {} regressed {:+.1} % against the baseline (p {:.2e} after Holm, alpha {}) in {}{}; {versions}",
+                    r.kind,
+                    r.component,
+                    r.change_pct,
+                    r.p_holm,
+                    c.alpha,
+                    r.tests.join(", "),
+                    if r.folded.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (with {} more result(s) it takes part in)", r.folded.len())
+                    }
+                ),
+                Some((r.change_pct * 100.0).round() / 100.0),
+            )
+        })
+        .collect()
+}

@@ -335,11 +335,24 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
     if let Some(e) = &unhealed {
         eprintln!("rocegate: {e}");
     }
+    // The suite's baseline comparison, judged on what the run recorded.
+    let mut gate_passed = outcome.gate_passed;
+    if let (Some(spec), false) = (&i.suite.baseline, outcome.interrupted) {
+        use crate::runner::Sink;
+        for v in baseline::run_verdicts(spec, &i.inventory.fabric.name, &sinks.records) {
+            if crate::score::fails_gate(&i.suite.gate, v.verdict) {
+                gate_passed = false;
+            }
+            let r = Record::Verdict(v);
+            sinks.record(&r);
+            progress.record(&r);
+        }
+    }
     let write_failed = failure.get();
     let incomplete = outcome.interrupted || unhealed.is_some() || write_failed.is_some();
     let code = if incomplete {
         crate::exit::INCOMPLETE
-    } else if outcome.gate_passed {
+    } else if gate_passed {
         PASS
     } else {
         crate::exit::GATE_FAILED
@@ -356,7 +369,7 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
         ended_at: rfc3339(utc_now()),
         interrupted: incomplete,
         counts,
-        gate_passed: outcome.gate_passed && !incomplete,
+        gate_passed: gate_passed && !incomplete,
         exit_code: code,
         reason: write_failed.clone().or(unhealed.clone()).or_else(|| {
             outcome
@@ -387,7 +400,7 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
         .unwrap_or_default();
     out(&format!(
         "{}{partial}: {} pass, {} warn, {} fail, {} error, {} skipped -> exit {code}\nreports: {dir_s}/ (junit.xml, report.html, results.jsonl, summary.json)\n",
-        if incomplete { "INCOMPLETE" } else if outcome.gate_passed { "GATE PASSED" } else { "GATE FAILED" },
+        if incomplete { "INCOMPLETE" } else if gate_passed { "GATE PASSED" } else { "GATE FAILED" },
         c.pass,
         c.warn,
         c.fail,

@@ -20,6 +20,7 @@ pub struct Suite {
     pub description: Option<String>,
     pub gate: Gate,
     pub ledger: LedgerSpec,
+    pub baseline: Option<crate::config::suite::BaselineSpec>,
     pub max_concurrent: Option<usize>,
     pub tests: Vec<Test>,
     /// Every selector of the suite with the names it resolved to.
@@ -274,6 +275,14 @@ fn check_suite(
     if !(l.ecmp_imbalance_pct > 0.0 && l.ecmp_imbalance_pct.is_finite()) {
         sink.error("ledger.ecmp_imbalance_pct", "must be above 0");
     }
+    if let Some(b) = &raw.baseline {
+        if !(b.alpha > 0.0 && b.alpha < 1.0) {
+            sink.error("baseline.alpha", "must lie between 0 and 1 (e.g. 0.05)");
+        }
+        if !(b.tolerance_pct >= 0.0 && b.tolerance_pct.is_finite()) {
+            sink.error("baseline.tolerance_pct", "must be 0 or more (e.g. 3)");
+        }
+    }
     if let Some(0) = raw.defaults.repeat {
         sink.error("defaults.repeat", "must be at least 1");
     }
@@ -473,6 +482,7 @@ fn check_suite(
         description: raw.suite.description.clone(),
         gate: raw.gate.clone(),
         ledger: raw.ledger.clone(),
+        baseline: raw.baseline.clone(),
         max_concurrent: raw.defaults.max_concurrent,
         tests,
         selections: std::mem::take(&mut sel.found),

@@ -18,7 +18,39 @@ pub struct SuiteFile {
     /// The counter ledger every traffic round keeps, and its rules.
     #[serde(default)]
     pub ledger: LedgerSpec,
+    /// Compare the run with the fabric's stored baseline at its end.
+    #[serde(default)]
+    pub baseline: Option<BaselineSpec>,
     pub tests: Vec<TestSpec>,
+}
+
+/// `baseline:`: after the last test, the run is compared with the
+/// fabric's baseline (`rocegate baseline promote`), per test, NIC and node
+/// (`score::compare`); each significant regression beyond the tolerance is
+/// a `fail` verdict of the test `baseline`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BaselineSpec {
+    /// Family-wise error rate (Holm).
+    #[serde(default = "default_alpha")]
+    pub alpha: f64,
+    /// Changes smaller than this (percent) are never regressions.
+    #[serde(default = "default_tolerance")]
+    pub tolerance_pct: f64,
+    /// Without a stored baseline: `fail` when true, else `skipped` with
+    /// the reason.
+    #[serde(default)]
+    pub require: bool,
+    /// The store [default: $XDG_STATE_HOME/rocegate/baselines].
+    #[serde(default)]
+    pub store: Option<String>,
+}
+
+fn default_alpha() -> f64 {
+    0.05
+}
+fn default_tolerance() -> f64 {
+    3.0
 }
 
 /// The counter ledger: a snapshot of every NIC and switch port a round's

@@ -184,6 +184,78 @@ pub fn to_text(plan: &Plan, suite: &Suite, inv: &Inventory) -> String {
         }
     }
     out += &skipped_text(plan, suite);
+    if let Some(b) = &suite.baseline {
+        out += &statistics_text(plan, suite, inv, b.alpha);
+    }
+    out
+}
+
+/// For a suite compared with a baseline: how many samples a side each
+/// test gives its components (`score::compare`), against the smallest
+/// count at which an exact test can be significant over all comparisons.
+fn statistics_text(plan: &Plan, suite: &Suite, inv: &Inventory, alpha: f64) -> String {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut per_test: Vec<(String, usize, usize)> = Vec::new();
+    let mut comparisons = 0usize;
+    for tp in &plan.tests {
+        let t = &suite.tests[tp.test];
+        if !t.kind.has_steps() || matches!(t.kind, crate::config::check_suite::TestKind::Fault(_)) {
+            continue;
+        }
+        let mut partners: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
+        let mut collectives = 0usize;
+        for step in tp.rounds.iter().flatten() {
+            match step {
+                // Pairs across leaves are pooled as one cross-spine
+                // distribution, not counted for their NICs.
+                crate::plan::Step::Pair { a, b }
+                    if inv.nic_leaf(*a).map(|l| l.0) == inv.nic_leaf(*b).map(|l| l.0) =>
+                {
+                    partners.entry(*a).or_default().insert(*b);
+                    partners.entry(*b).or_default().insert(*a);
+                }
+                crate::plan::Step::Pair { .. } => {}
+                crate::plan::Step::Incast(i) => {
+                    partners
+                        .entry(i.receiver)
+                        .or_default()
+                        .extend(i.senders.iter().copied());
+                }
+                crate::plan::Step::Collective(_) => collectives += 1,
+            }
+        }
+        let repeat = t.repeat as usize;
+        let least = partners
+            .values()
+            .map(|p| {
+                if p.len() >= 3 {
+                    p.len() * repeat
+                } else {
+                    repeat
+                }
+            })
+            .chain((collectives > 0).then_some(repeat))
+            .min()
+            .unwrap_or(repeat);
+        comparisons += partners.len() * 2 + collectives;
+        per_test.push((t.name.clone(), least, partners.len() + collectives));
+    }
+    let need = crate::score::stats::min_n_per_side(comparisons.max(1), alpha);
+    let mut out = format!(
+        "\nbaseline statistics: about {comparisons} comparisons at alpha {alpha} (Holm) need {} samples a side\n",
+        need.map_or("more than 64".into(), |n| n.to_string())
+    );
+    for (name, least, _) in per_test {
+        let short = need.is_none_or(|n| least < n);
+        out += &format!(
+            "  {name}: at least {least} sample(s) per component (same-leaf partners x repeat){}\n",
+            if short {
+                " - WARNING: too few for significance; raise repeat (a pair-wise pattern gives one partner, so repeat is the sample count)"
+            } else {
+                ""
+            }
+        );
+    }
     out
 }
 
