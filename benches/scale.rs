@@ -352,6 +352,20 @@ fn main() {
     let t = Instant::now();
     let summary = rocegate::report::summary::summary_json(&records, &out_s);
     let t_summary = t.elapsed();
+    // Localisation and statistics alone (summary.json and the HTML run
+    // localisation too): suspects, then the run compared with itself as
+    // a baseline would be.
+    let rss_before_judge = peak_rss_bytes();
+    let t = Instant::now();
+    let loc = rocegate::score::suspects::localise(&records);
+    let t_localise = t.elapsed();
+    let t = Instant::now();
+    let profile = rocegate::score::compare::profile(&records);
+    let cmp = rocegate::score::compare::compare(&profile, &profile, 0.05, 3.0);
+    let t_compare = t.elapsed();
+    let judge_rss = peak_rss_bytes().saturating_sub(rss_before_judge);
+    let (nsuspects, nrows) = (loc.suspects.len(), cmp.rows.len());
+    drop((loc, profile, cmp));
     let nrecords = records.len();
     drop((records, junit, html, summary));
 
@@ -415,6 +429,12 @@ fn main() {
         count(&out.join("junit.xml"), "<testcase")
     );
     println!("report.html   {}", file_size(&out.join("report.html")));
+    println!(
+        "localise      {} ({nsuspects} suspects); compare {} ({nrows} comparisons); peak RSS grew {} (target: under 5 s and 128 MiB together)",
+        secs(t_localise),
+        secs(t_compare),
+        mib(judge_rss)
+    );
     println!("summary.json  {}", file_size(&out.join("summary.json")));
     println!("raw/          {} in {raw_files} files", mib(raw_bytes));
     println!(

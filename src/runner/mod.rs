@@ -9,10 +9,9 @@ use crate::config::check_suite::{Suite, Test, TestKind};
 use crate::config::hostlist;
 use crate::config::model::{Inventory, NicId};
 use crate::exec::{Cancel, StepCommands, Transport};
-use crate::plan::capacity::Share;
 use crate::plan::{render::pattern_name, Plan, Step};
 use crate::report::events::*;
-use crate::score::threshold::{judge, median, resolve, resolve_fair};
+use crate::score::values::Gathered;
 use crate::score::{Counts, Verdict};
 use crate::workload::measure::{self, Measurement};
 use crate::workload::ports::Ports;
@@ -192,71 +191,6 @@ fn swept_to(cmds: &StepCommands) -> Option<u64> {
         let at = inv.argv.iter().position(|a| a == "-e")?;
         crate::config::units::parse_size(inv.argv.get(at + 1)?).ok()
     })
-}
-
-/// Samples gathered for one component until its verdict.
-#[derive(Default)]
-struct Pending {
-    values: Vec<f64>,
-    failures: Vec<FailureRecord>,
-    evidence: Vec<String>,
-    duration_s: f64,
-    line: Option<f64>,
-    place: Option<String>,
-    /// The step's fair share, when the test's thresholds are relative to it
-    /// (the lowest, if the component runs in several rounds).
-    share: Option<Share>,
-}
-
-fn verdict_for(test: &Test, component: &str, p: Pending) -> VerdictRecord {
-    let metric = test.metric;
-    let threshold = match (&test.expect.fair_share, p.share, metric) {
-        (Some(fs), Some(share), Some(m)) => {
-            resolve_fair(&test.expect, fs, share.value, share.cross_spine, m.unit())
-        }
-        _ => resolve(&test.expect, p.line),
-    };
-    let value = median(&p.values);
-    let (verdict, message) = if let Some(f) = p.failures.iter().find(|f| f.class == "fabric") {
-        (Verdict::Fail, format!("{} ({})", f.message, f.kind))
-    } else if let Some(f) = p.failures.first() {
-        (
-            Verdict::Error,
-            format!("could not measure: {} ({})", f.message, f.kind),
-        )
-    } else {
-        match (metric, value) {
-            (Some(m), Some(v)) => {
-                let (verdict, msg) = judge(m, &threshold, v);
-                let samples = if p.values.len() > 1 {
-                    format!(" [median of {}]", p.values.len())
-                } else {
-                    String::new()
-                };
-                (verdict, format!("{msg}{samples}"))
-            }
-            _ => (Verdict::Error, "no value was measured".to_string()),
-        }
-    };
-    let message = match (&p.place, verdict) {
-        (Some(place), Verdict::Fail | Verdict::Warn) => format!("{message} [{place}]"),
-        _ => message,
-    };
-    VerdictRecord {
-        test: test.name.clone(),
-        kind: test.kind.label().into(),
-        component: component.to_string(),
-        verdict,
-        metric: metric.map(|m| m.name().to_string()),
-        value,
-        unit: metric.map(|m| m.unit().to_string()),
-        threshold,
-        samples: p.values,
-        message,
-        evidence: p.evidence,
-        duration_s: p.duration_s,
-        series: Vec::new(),
-    }
 }
 
 impl Engine<'_> {
@@ -537,7 +471,7 @@ impl Engine<'_> {
                         .collect()
                 })
                 .collect();
-            let mut pending: HashMap<String, Pending> = HashMap::new();
+            let mut pending: HashMap<String, Gathered> = HashMap::new();
             let mut book = ledger::Book::default();
             // One counter window per round, over every device the test's
             // rounds can cross; each closing snapshot opens the next.
@@ -576,7 +510,9 @@ impl Engine<'_> {
                             .capacity
                             .as_ref()
                             .and_then(|c| c.shares.get(ri)?.get(sample.step).copied());
-                        let p = pending.entry(sample.component.clone()).or_default();
+                        let p = pending
+                            .entry(sample.component.clone())
+                            .or_insert_with(Gathered::default);
                         p.line = line;
                         p.place = place;
                         if let Some(s) = share {
@@ -641,7 +577,7 @@ impl Engine<'_> {
                 for comp in &due {
                     if let Some(p) = pending.remove(comp) {
                         let cross = p.share.filter(|s| s.cross_spine && s.value > 0.0);
-                        let mut v = verdict_for(test, comp, p);
+                        let mut v = crate::score::values::verdict(test, comp, p);
                         if let (Some(s), Some(value), true) =
                             (cross, v.value, v.verdict != Verdict::Error)
                         {
@@ -665,7 +601,7 @@ impl Engine<'_> {
                 .as_ref()
                 .and_then(|f| f.cross_spine.as_ref())
             {
-                if let Some(v) = spread_verdict(test, &spread, cs) {
+                if let Some(v) = crate::score::spread::verdict(test, &spread, cs) {
                     judged(v, sinks);
                 }
             }
@@ -723,38 +659,6 @@ impl Engine<'_> {
         }
         crate::score::findings::verdicts(&self.suite.gate, test.kind.label(), &findings)
     }
-}
-
-/// The distribution verdict of a test's cross-spine steps; its component
-/// is `cross-spine steps`, its value the median percentage of fair share.
-fn spread_verdict(
-    test: &Test,
-    pcts: &[(String, f64)],
-    cs: &crate::config::suite::CrossSpineExpect,
-) -> Option<VerdictRecord> {
-    let s = crate::score::spread::judge(pcts, cs)?;
-    Some(VerdictRecord {
-        test: test.name.clone(),
-        kind: test.kind.label().into(),
-        component: "cross-spine steps".into(),
-        verdict: s.verdict,
-        metric: Some("pct_of_fair_share".into()),
-        value: Some((s.median_pct * 100.0).round() / 100.0),
-        unit: Some("%".into()),
-        threshold: crate::score::threshold::Resolved {
-            min: Some(cs.median_pct),
-            basis: Some(format!(
-                "median of {} steps; p{} at least {}%",
-                s.steps, cs.quantile, cs.quantile_min_pct
-            )),
-            ..Default::default()
-        },
-        samples: Vec::new(),
-        message: s.message,
-        evidence: Vec::new(),
-        duration_s: 0.0,
-        series: Vec::new(),
-    })
 }
 
 /// A verdict record for a test that was not run.

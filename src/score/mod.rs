@@ -5,10 +5,12 @@
 pub mod compare;
 pub mod counters;
 pub mod findings;
+pub mod recovery;
 pub mod spread;
 pub mod stats;
 pub mod suspects;
 pub mod threshold;
+pub mod values;
 
 use serde::{Deserialize, Serialize};
 

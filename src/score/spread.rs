@@ -79,6 +79,38 @@ pub fn judge(pcts: &[(String, f64)], cs: &CrossSpineExpect) -> Option<Spread> {
     })
 }
 
+/// The distribution verdict of a test's cross-spine steps; its component
+/// is `cross-spine steps`, its value the median percentage of fair share.
+pub fn verdict(
+    test: &crate::config::check_suite::Test,
+    pcts: &[(String, f64)],
+    cs: &crate::config::suite::CrossSpineExpect,
+) -> Option<crate::report::events::VerdictRecord> {
+    let s = judge(pcts, cs)?;
+    Some(crate::report::events::VerdictRecord {
+        test: test.name.clone(),
+        kind: test.kind.label().into(),
+        component: "cross-spine steps".into(),
+        verdict: s.verdict,
+        metric: Some("pct_of_fair_share".into()),
+        value: Some((s.median_pct * 100.0).round() / 100.0),
+        unit: Some("%".into()),
+        threshold: crate::score::threshold::Resolved {
+            min: Some(cs.median_pct),
+            basis: Some(format!(
+                "median of {} steps; p{} at least {}%",
+                s.steps, cs.quantile, cs.quantile_min_pct
+            )),
+            ..Default::default()
+        },
+        samples: Vec::new(),
+        message: s.message,
+        evidence: Vec::new(),
+        duration_s: 0.0,
+        series: Vec::new(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
