@@ -74,7 +74,39 @@ pub fn summary_json(records: &[Record], run_dir: &str) -> serde_json::Value {
 /// threshold, verdict, evidence.
 pub fn terminal_list(records: &[Record], run_dir: &str) -> String {
     let loc = crate::score::suspects::localise(records);
+    let verdicts: std::collections::BTreeMap<(&str, &str), &super::events::VerdictRecord> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Verdict(v) => Some(((v.test.as_str(), v.component.as_str()), v)),
+            _ => None,
+        })
+        .collect();
     let mut out = suspects_text(&loc);
+    // Each suspect's first failing results, in full, under it.
+    if !loc.suspects.is_empty() {
+        out += "\nFailing results by suspect:\n";
+    }
+    for s in &loc.suspects {
+        let shown: Vec<&super::events::VerdictRecord> = s
+            .results
+            .iter()
+            .filter_map(|r| {
+                verdicts
+                    .get(&(r.test.as_str(), r.component.as_str()))
+                    .copied()
+            })
+            .collect();
+        if shown.is_empty() {
+            continue;
+        }
+        out += &format!("{} {}:\n", s.kind, s.component);
+        for v in shown.iter().take(3) {
+            out += &verdict_lines(v, run_dir);
+        }
+        if shown.len() > 3 {
+            out += &format!("        … and {} more\n", shown.len() - 3);
+        }
+    }
     let grouped: BTreeSet<(&str, &str)> = loc
         .suspects
         .iter()
@@ -103,33 +135,7 @@ pub fn terminal_list(records: &[Record], run_dir: &str) -> String {
             out += "\nOther non-pass results:\n";
             header = true;
         }
-        let value = v
-            .value
-            .map(|x| format!("{x:.2} {}", v.unit.as_deref().unwrap_or("")))
-            .unwrap_or_else(|| "-".into());
-        let t = &v.threshold;
-        let threshold = [
-            t.min.map(|x| format!("min {x:.1}")),
-            t.max.map(|x| format!("max {x:.1}")),
-        ]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join(" ");
-        let evidence = v
-            .evidence
-            .first()
-            .map(|e| format!("{run_dir}/{e}"))
-            .unwrap_or_else(|| "-".into());
-        out +=
-            &format!(
-            "{:<7} {} {}\n        value {value}  threshold {}  {}\n        evidence {evidence}\n",
-            v.verdict.as_str().to_uppercase(),
-            v.test,
-            v.component,
-            if threshold.is_empty() { "-".into() } else { threshold },
-            v.message
-        );
+        out += &verdict_lines(v, run_dir);
     }
     if n > 200 {
         out += &format!(
@@ -138,6 +144,41 @@ pub fn terminal_list(records: &[Record], run_dir: &str) -> String {
         );
     }
     out
+}
+
+/// One result for the terminal: verdict, test, component, value,
+/// threshold, message and where its evidence is.
+fn verdict_lines(v: &super::events::VerdictRecord, run_dir: &str) -> String {
+    let value = v
+        .value
+        .map(|x| format!("{x:.2} {}", v.unit.as_deref().unwrap_or("")))
+        .unwrap_or_else(|| "-".into());
+    let t = &v.threshold;
+    let threshold = [
+        t.min.map(|x| format!("min {x:.1}")),
+        t.max.map(|x| format!("max {x:.1}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(" ");
+    let evidence = v
+        .evidence
+        .first()
+        .map(|e| format!("{run_dir}/{e}"))
+        .unwrap_or_else(|| "-".into());
+    format!(
+        "{:<7} {} {}\n        value {value}  threshold {}  {}\n        evidence {evidence}\n",
+        v.verdict.as_str().to_uppercase(),
+        v.test,
+        v.component,
+        if threshold.is_empty() {
+            "-".into()
+        } else {
+            threshold
+        },
+        v.message
+    )
 }
 
 /// The suspects, ranked, each with its evidence and the results it
