@@ -445,6 +445,78 @@ fn main() {
         secs(t_html),
         secs(t_summary)
     );
+    // 5. Bisection: the same pod with one, then two slow nodes, one
+    // all_reduce over every node on rail 0 with `localise: {bisect: true}`:
+    // the collective runs it takes to name them.
+    let inv_text = std::fs::read_to_string(&inv_path).unwrap_or_else(|e| fail("read pod", e));
+    let width = nodes.to_string().len().max(3);
+    let bad_sets: Vec<Vec<u32>> = vec![vec![nodes / 3 + 1], vec![nodes / 5 + 1, nodes - 2]];
+    for bad in bad_sets {
+        let names: Vec<String> = bad.iter().map(|n| format!("gpu{n:0width$}")).collect();
+        let mut text = inv_text.clone() + "emulation:\n  defects:\n";
+        for n in &names {
+            text += &format!("  - slow_node: {{node: {n}, factor: 0.5}}\n");
+        }
+        let inv_b = tmp.path().join(format!("bisect-{}.yaml", names.len()));
+        let suite_b = tmp.path().join("bisect-suite.yaml");
+        let out_b = tmp.path().join(format!("bisect-{}", names.len()));
+        std::fs::write(&inv_b, text).unwrap_or_else(|e| fail("write pod", e));
+        std::fs::write(
+            &suite_b,
+            "suite: {name: bisect}\nlocalise: {bisect: true, max_runs: 64}\ntests:\n  - name: allreduce\n    nccl: {tool: all_reduce_perf, min_bytes: 8, max_bytes: 8G, gpus_per_node: 1}\n    pattern: all-nodes\n    rails: [0]\n    timeout: 600s\n    expect: {fair_share: {min_pct: 64, warn_pct: 85}}\n",
+        )
+        .unwrap_or_else(|e| fail("write suite", e));
+        let (i, s, o) = (
+            inv_b.display().to_string(),
+            suite_b.display().to_string(),
+            out_b.display().to_string(),
+        );
+        let cli = Cli::try_parse_from([
+            "rocegate",
+            "run",
+            "-i",
+            &i,
+            "-s",
+            &s,
+            "--out",
+            &o,
+            "--progress",
+            "none",
+        ])
+        .unwrap_or_else(|e| fail("run arguments", e));
+        let Some(Command::Run(a)) = cli.command else {
+            fail("run arguments", "not parsed as `run`");
+        };
+        let t = Instant::now();
+        rocegate::app::run(&a).unwrap_or_else(|e| fail("bisect run", e));
+        let took = t.elapsed();
+        let records = rocegate::report::jsonl::read(&out_b.join("results.jsonl"))
+            .unwrap_or_else(|e| fail("read results.jsonl", e));
+        let mut runs = 0;
+        let mut named = Vec::new();
+        for r in &records {
+            match r {
+                rocegate::report::events::Record::Sample(x) if x.test == "allreduce.bisect" => {
+                    runs += 1
+                }
+                rocegate::report::events::Record::Finding(f) if f.check == "collective.bisect" => {
+                    named.push(f.component.clone())
+                }
+                _ => {}
+            }
+        }
+        let n = nodes as f64;
+        let d = names.len() as f64;
+        println!(
+            "bisection     {} bad node(s) {}: {runs} collective runs (log2 N + 2 = {:.0}; d log2(N/d) = {:.0}), named {} in {}",
+            names.len(),
+            names.join(", "),
+            n.log2().ceil() + 2.0,
+            d * (n / d).log2(),
+            if named.is_empty() { "nothing".to_string() } else { named.join(", ") },
+            secs(took)
+        );
+    }
     if std::env::var_os("ROCEGATE_BENCH_KEEP").is_some() {
         let kept = tmp.keep();
         println!("kept          {}", kept.display());

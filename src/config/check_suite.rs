@@ -21,6 +21,7 @@ pub struct Suite {
     pub gate: Gate,
     pub ledger: LedgerSpec,
     pub baseline: Option<crate::config::suite::BaselineSpec>,
+    pub localise: crate::config::suite::LocaliseSpec,
     pub max_concurrent: Option<usize>,
     pub tests: Vec<Test>,
     /// Every selector of the suite with the names it resolved to.
@@ -275,6 +276,9 @@ fn check_suite(
     if !(l.ecmp_imbalance_pct > 0.0 && l.ecmp_imbalance_pct.is_finite()) {
         sink.error("ledger.ecmp_imbalance_pct", "must be above 0");
     }
+    if let Some(0) = raw.localise.max_runs {
+        sink.error("localise.max_runs", "must be at least 1");
+    }
     if let Some(b) = &raw.baseline {
         if !(b.alpha > 0.0 && b.alpha < 1.0) {
             sink.error("baseline.alpha", "must lie between 0 and 1 (e.g. 0.05)");
@@ -483,6 +487,7 @@ fn check_suite(
         gate: raw.gate.clone(),
         ledger: raw.ledger.clone(),
         baseline: raw.baseline.clone(),
+        localise: raw.localise.clone(),
         max_concurrent: raw.defaults.max_concurrent,
         tests,
         selections: std::mem::take(&mut sel.found),

@@ -21,6 +21,9 @@ pub struct SuiteFile {
     /// Compare the run with the fabric's stored baseline at its end.
     #[serde(default)]
     pub baseline: Option<BaselineSpec>,
+    /// A second pass that narrows failures to components.
+    #[serde(default)]
+    pub localise: LocaliseSpec,
     pub tests: Vec<TestSpec>,
 }
 
@@ -44,6 +47,19 @@ pub struct BaselineSpec {
     /// The store [default: $XDG_STATE_HOME/rocegate/baselines].
     #[serde(default)]
     pub store: Option<String>,
+}
+
+/// `localise:`: what the run does beyond the plan to name components.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LocaliseSpec {
+    /// Bisect a failing collective over halves of its nodes (every rail
+    /// kept) to the nodes that make it fail (`score::bisect`).
+    #[serde(default)]
+    pub bisect: bool,
+    /// Most collective runs one bisection may take [default: 24].
+    #[serde(default)]
+    pub max_runs: Option<usize>,
 }
 
 fn default_alpha() -> f64 {

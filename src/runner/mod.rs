@@ -17,6 +17,7 @@ use crate::workload::measure::{self, Measurement};
 use crate::workload::ports::Ports;
 use crate::workload::{iperf, nccl, perftest};
 
+mod bisect;
 mod fault;
 mod ledger;
 mod sampler;
@@ -480,6 +481,8 @@ impl Engine<'_> {
             // Cross-spine steps as a percentage of their fair share, for the
             // test's distribution verdict.
             let mut spread: Vec<(String, f64)> = Vec::new();
+            // Collectives that failed, for bisection after the test.
+            let mut failed_collectives = Vec::new();
             for (ri, round) in tp.rounds.iter().enumerate() {
                 for rep in 0..test.repeat {
                     if *cancel.borrow() {
@@ -577,6 +580,7 @@ impl Engine<'_> {
                 for comp in &due {
                     if let Some(p) = pending.remove(comp) {
                         let cross = p.share.filter(|s| s.cross_spine && s.value > 0.0);
+                        let share = p.share;
                         let mut v = crate::score::values::verdict(test, comp, p);
                         if let (Some(s), Some(value), true) =
                             (cross, v.value, v.verdict != Verdict::Error)
@@ -587,6 +591,12 @@ impl Engine<'_> {
                             v.message.push_str(
                                 " (run interrupted: judged on the samples that finished)",
                             );
+                        }
+                        if v.verdict == Verdict::Fail {
+                            let at = names[ri].iter().position(|c| c == comp);
+                            if let Some(Step::Collective(c)) = at.map(|i| &round[i]) {
+                                failed_collectives.push((c.clone(), share));
+                            }
                         }
                         judged(v, sinks);
                     }
@@ -607,6 +617,23 @@ impl Engine<'_> {
             }
             for v in book.verdicts(&self.suite.gate, &test.name) {
                 judged(v, sinks);
+            }
+            if self.suite.localise.bisect {
+                for (c, share) in failed_collectives {
+                    let (verdicts, findings) = self
+                        .bisect(test, &c, share, &cancel, sinks, write_raw)
+                        .await;
+                    for f in findings {
+                        emit(Record::Finding(f), sinks);
+                    }
+                    for v in verdicts {
+                        judged(v, sinks);
+                    }
+                    if *cancel.borrow() {
+                        interrupted = true;
+                        break 'tests;
+                    }
+                }
             }
         }
         Outcome {

@@ -2,6 +2,7 @@
 //! the gate. `error` (the harness or the infrastructure could not measure) is
 //! never reported as `fail` and never as `pass`.
 
+pub mod bisect;
 pub mod compare;
 pub mod counters;
 pub mod findings;
