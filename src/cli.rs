@@ -221,6 +221,11 @@ pub struct RecoverArgs {
 pub struct ReportArgs {
     /// A run directory written by `rocegate run`
     pub run_dir: String,
+    /// Judge the recorded samples and findings against this suite instead
+    /// of the one the run recorded (new expectations; the run's log is not
+    /// changed)
+    #[arg(long, short = 's')]
+    pub suite: Option<String>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -427,7 +432,8 @@ Examples:
 
     pub const REPORT: &str = "\
 Examples:
-  rocegate report reports/acceptance-20261122T021500Z";
+  rocegate report reports/acceptance-20261122T021500Z
+  rocegate report reports/acceptance-20261122T021500Z --suite suites/stricter.yaml";
 
     pub const COMPARE: &str = "\
 Examples:

@@ -159,6 +159,48 @@ fn report_rebuilds_junit_byte_for_byte() {
     );
     assert_eq!(read(dir.join("junit.xml")), junit);
     assert!(read(dir.join("report.html")).contains("allreduce"));
+
+    // New expectations: the recorded samples judged against them, said so
+    // in the outputs; the run's own suite again restores its verdicts.
+    let strict = tmp.path().join("strict.yaml");
+    std::fs::write(
+        &strict,
+        read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("suites/acceptance.yaml")).replace(
+            "fair_share: {min_pct: 92, warn_pct: 97}",
+            "fair_share: {min_pct: 99.9, warn_pct: 99.95}",
+        ),
+    )
+    .unwrap();
+    let out = rocegate()
+        .args([
+            "report",
+            dir.to_str().unwrap(),
+            "--suite",
+            strict.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("re-judged rail-bw, allreduce against"));
+    let summary: serde_json::Value = serde_json::from_str(&read(dir.join("summary.json"))).unwrap();
+    assert_eq!(summary["gate_passed"], false);
+    assert!(summary["rejudged_with"]
+        .as_str()
+        .unwrap()
+        .ends_with("strict.yaml"));
+    assert!(read(dir.join("junit.xml")).contains("99.9% of"));
+    assert!(read(dir.join("report.html")).contains("id=\"rejudged\""));
+    let out = rocegate()
+        .args(["report", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(read(dir.join("junit.xml")), junit);
 }
 
 #[test]

@@ -292,9 +292,17 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
     // A panic inside the engine still heals what it opened before exiting.
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         rt.block_on(async {
-            let mut head = vec![Record::RunStarted(
-                engine.run_started(a.narrow.seed, rfc3339(started)),
-            )];
+            let mut rs = engine.run_started(a.narrow.seed, rfc3339(started));
+            let n = narrowing(&a.narrow);
+            rs.inputs = Some(crate::report::events::RunInputs {
+                inventory: i.inventory_text.clone(),
+                suite: i.suite_text.clone(),
+                only: n.only,
+                nodes: n.nodes,
+                exclude: n.exclude,
+                skip_faults: n.skip_faults,
+            });
+            let mut head = vec![Record::RunStarted(rs)];
             head.extend(preflight.into_iter().map(Record::Preflight));
             {
                 let mut all: [&mut dyn crate::runner::Sink; 2] = [&mut sinks, &mut progress];
@@ -418,6 +426,7 @@ pub fn report(a: &crate::cli::ReportArgs) -> Result<i32, AppError> {
     let dir = std::path::Path::new(&a.run_dir);
     let records =
         crate::report::jsonl::read(&dir.join("results.jsonl")).map_err(AppError::Input)?;
+    let records = rejudged(dir, records, a.suite.as_deref())?;
     // An empty log is a run killed before its first record: rebuilt, it
     // says so (incomplete, exit 3) like any other cut-short run.
     write_outputs(dir, &records).map_err(AppError::Incomplete)?;
@@ -438,6 +447,80 @@ pub fn report(a: &crate::cli::ReportArgs) -> Result<i32, AppError> {
     Ok(crate::report::events::run_finished(&records)
         .map(|f| f.exit_code)
         .unwrap_or(crate::exit::INCOMPLETE))
+}
+
+/// The run's verdicts judged again from its samples and findings, with the
+/// inventory, suite, seed and narrowing it recorded (`suite`: new
+/// expectations instead). A run that did not finish, or was recorded by a
+/// rocegate that kept no inputs, keeps its verdicts.
+fn rejudged(
+    dir: &std::path::Path,
+    records: Vec<crate::report::events::Record>,
+    suite: Option<&str>,
+) -> Result<Vec<crate::report::events::Record>, AppError> {
+    use crate::report::events::{run_started, Record};
+    let done = crate::report::events::completeness(&records);
+    let Some(started) = run_started(&records).cloned() else {
+        return Ok(records);
+    };
+    let Some(recorded) = started.inputs.clone() else {
+        if suite.is_some() {
+            return Err(AppError::Input(format!(
+                "{}: the run recorded no inventory and suite (an older rocegate wrote it): it cannot be judged again; rerun it",
+                dir.display()
+            )));
+        }
+        return Ok(records);
+    };
+    if !done.complete {
+        if suite.is_some() {
+            return Err(AppError::Input(format!(
+                "{}: {}: a run that did not finish is not judged again",
+                dir.display(),
+                done.describe()
+            )));
+        }
+        return Ok(records);
+    }
+    let label = format!("{} (recorded in results.jsonl)", started.inventory.path);
+    let inv = crate::config::check::parse_inventory(&label, &recorded.inventory)
+        .map_err(AppError::from)?;
+    let (spath, stext) = match suite {
+        Some(p) => inputs::read(Some(p), "")?,
+        None => (
+            format!("{} (recorded in results.jsonl)", started.suite_file.path),
+            recorded.suite.clone(),
+        ),
+    };
+    let s = crate::config::check_suite::parse_suite_seeded(&spath, &stext, &inv, started.seed)
+        .map_err(AppError::from)?;
+    let n = plan::Narrowing {
+        only: recorded.only.clone(),
+        nodes: recorded.nodes.clone(),
+        exclude: recorded.exclude.clone(),
+        skip_faults: recorded.skip_faults,
+    };
+    let p = plan::build(&s, &inv, &n, started.seed)?;
+    let (mut judged, tests) = crate::score::rejudge::rejudge(&records, &s, &p, &inv);
+    if let Some(path) = suite {
+        for r in judged.iter_mut() {
+            if let Record::RunStarted(rs) = r {
+                rs.rejudged_with = Some(path.to_string());
+                rs.gate_fail_on = s
+                    .gate
+                    .fail_on
+                    .iter()
+                    .filter_map(|v| serde_json::to_value(v).ok()?.as_str().map(String::from))
+                    .collect();
+                rs.gate_observe_only = s.gate.observe_only.clone();
+            }
+        }
+        out(&format!(
+            "re-judged {} against {path} (not the run's own suite); fault, counter-ledger, bisection and baseline verdicts are as recorded\n",
+            tests.join(", ")
+        ));
+    }
+    Ok(judged)
 }
 
 pub fn parse(a: &crate::cli::ParseArgs) -> Result<i32, AppError> {

@@ -213,6 +213,28 @@ pub struct RunStarted {
     /// (`score::suspects`) is a function of the log alone.
     #[serde(default, skip_serializing_if = "Topology::is_empty")]
     pub topology: Topology,
+    /// The inventory and suite as the run read them, and its narrowing,
+    /// so `rocegate report` re-judges with exactly these.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<RunInputs>,
+    /// Set by `rocegate report --suite`: the verdicts are not the run's own
+    /// but the recorded samples judged against this suite.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejudged_with: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunInputs {
+    pub inventory: String,
+    pub suite: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub only: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclude: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skip_faults: bool,
 }
 
 /// The inventory's shape, in names: which node, rail and leaf port each NIC

@@ -181,6 +181,13 @@ pub fn render(records: &[Record], run_dir: &Path) -> String {
             esc(&done.describe())
         );
     }
+    if let Some(n) = started.and_then(|s| s.rejudged_with.as_ref()) {
+        let _ = write!(
+            h,
+            "<p class=\"warn\" id=\"rejudged\">Judged again against {} (not the run's own suite): traffic and audit verdicts are this suite's; fault, counter-ledger, bisection and baseline verdicts are as recorded.</p>",
+            esc(n)
+        );
+    }
     if let Some(n) = started.and_then(|s| s.partial.as_ref()) {
         let _ = write!(
             h,

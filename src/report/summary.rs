@@ -60,6 +60,7 @@ pub fn summary_json(records: &[Record], run_dir: &str) -> serde_json::Value {
         "exit_code": finished.map(|f| f.exit_code).unwrap_or(crate::exit::INCOMPLETE),
         "partial": started.is_some_and(|s| s.partial.is_some()),
         "narrowing": started.and_then(|s| s.partial.as_ref()),
+        "rejudged_with": started.and_then(|s| s.rejudged_with.as_ref()),
         "complete": done.complete,
         "incomplete_reason": done.reason,
         "not_run": done.not_run,

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use crate::config::check_suite::{Suite, Test, TestKind};
 use crate::config::hostlist;
-use crate::config::model::{Inventory, NicId};
+use crate::config::model::Inventory;
 use crate::exec::{Cancel, StepCommands, Transport};
 use crate::plan::{render::pattern_name, Plan, Step};
 use crate::report::events::*;
@@ -80,50 +80,6 @@ pub fn component(inv: &Inventory, step: &Step) -> String {
             };
             format!("{}{rails}", hostlist::compress(&names))
         }
-    }
-}
-
-/// Where a step's NICs are cabled, by the inventory: a slow pair across
-/// leaves points at the leaves and the uplinks between them.
-fn placement(inv: &Inventory, step: &Step) -> Option<String> {
-    let at = |n: NicId| {
-        inv.nic_leaf(n)
-            .map(|(s, p)| format!("{} on {}:{p}", inv.nic_name(n), inv.switches[s].name))
-    };
-    match step {
-        Step::Pair { a, b } => {
-            let (x, y) = (at(*a)?, at(*b)?);
-            let cross = inv.nic_leaf(*a).map(|l| l.0) != inv.nic_leaf(*b).map(|l| l.0);
-            Some(format!(
-                "{x}, {y}{}",
-                if cross { ", across the spines" } else { "" }
-            ))
-        }
-        Step::Incast(i) => at(i.receiver).map(|r| format!("receiver {r}")),
-        Step::Collective(_) => None,
-    }
-}
-
-/// The rate a component can carry, for `min_pct_of_line_rate`.
-fn line_rate(inv: &Inventory, test: &Test, step: &Step) -> Option<f64> {
-    let link = link_speed(inv, step)?;
-    match &test.kind {
-        TestKind::Perftest(p) if p.bidirectional && matches!(step, Step::Pair { .. }) => {
-            Some(link * 2.0)
-        }
-        _ => Some(link),
-    }
-}
-
-/// The rate of a step's link in one direction, Gb/s: the slower NIC of a
-/// pair, an incast's receiver (which bounds every sender's share); `None`
-/// for a collective, whose GPUs also talk over NVLink.
-fn link_speed(inv: &Inventory, step: &Step) -> Option<f64> {
-    let speed = |n: NicId| f64::from(inv.nics[n].speed_gbps);
-    match step {
-        Step::Pair { a, b } => Some(speed(*a).min(speed(*b))),
-        Step::Incast(i) => Some(speed(i.receiver)),
-        Step::Collective(_) => None,
     }
 }
 
@@ -250,6 +206,8 @@ impl Engine<'_> {
             disruptive: serde_json::to_value(&self.plan.disruptions).unwrap_or_default(),
             partial: self.plan.partial.clone(),
             topology: Topology::of(self.inv),
+            inputs: None,
+            rejudged_with: None,
         }
     }
 
@@ -316,7 +274,12 @@ impl Engine<'_> {
                         .fold(f64::MAX, f64::min)
                         .min(now);
                     let ended = outs.iter().map(|o| o.ended_s).fold(0.0, f64::max);
-                    let m = measure(test, &cmds, &outs, link_speed(self.inv, step));
+                    let m = measure(
+                        test,
+                        &cmds,
+                        &outs,
+                        crate::score::values::link_speed(self.inv, step),
+                    );
                     let rel = crate::report::raw::rel_path(as_test, ri, rep, si);
                     let raw = write_raw(&rel, crate::report::raw::render(&cmds, &outs))
                         .into_iter()
@@ -351,8 +314,8 @@ impl Engine<'_> {
             };
             samples.push((
                 sample,
-                line_rate(self.inv, test, step),
-                placement(self.inv, step),
+                crate::score::values::line_rate(self.inv, test, step),
+                crate::score::values::placement(self.inv, step),
             ));
         }
         // Records in order of (virtual) end time, then step.

@@ -7,6 +7,7 @@ pub mod compare;
 pub mod counters;
 pub mod findings;
 pub mod recovery;
+pub mod rejudge;
 pub mod spread;
 pub mod stats;
 pub mod suspects;

@@ -2,12 +2,58 @@
 //! the median of its repetitions against its thresholds, or the failure
 //! that stopped it. The engine gathers; this judges.
 
-use crate::config::check_suite::Test;
+use crate::config::check_suite::{Test, TestKind};
+use crate::config::model::{Inventory, NicId};
 use crate::plan::capacity::Share;
+use crate::plan::Step;
 use crate::report::events::{FailureRecord, VerdictRecord};
 
 use super::threshold::{judge, median, resolve, resolve_fair};
 use super::Verdict;
+
+/// Where a step's NICs are cabled, by the inventory: a slow pair across
+/// leaves points at the leaves and the uplinks between them.
+pub fn placement(inv: &Inventory, step: &Step) -> Option<String> {
+    let at = |n: NicId| {
+        inv.nic_leaf(n)
+            .map(|(s, p)| format!("{} on {}:{p}", inv.nic_name(n), inv.switches[s].name))
+    };
+    match step {
+        Step::Pair { a, b } => {
+            let (x, y) = (at(*a)?, at(*b)?);
+            let cross = inv.nic_leaf(*a).map(|l| l.0) != inv.nic_leaf(*b).map(|l| l.0);
+            Some(format!(
+                "{x}, {y}{}",
+                if cross { ", across the spines" } else { "" }
+            ))
+        }
+        Step::Incast(i) => at(i.receiver).map(|r| format!("receiver {r}")),
+        Step::Collective(_) => None,
+    }
+}
+
+/// The rate a component can carry, for `min_pct_of_line_rate`.
+pub fn line_rate(inv: &Inventory, test: &Test, step: &Step) -> Option<f64> {
+    let link = link_speed(inv, step)?;
+    match &test.kind {
+        TestKind::Perftest(p) if p.bidirectional && matches!(step, Step::Pair { .. }) => {
+            Some(link * 2.0)
+        }
+        _ => Some(link),
+    }
+}
+
+/// The rate of a step's link in one direction, Gb/s: the slower NIC of a
+/// pair, an incast's receiver (which bounds every sender's share); `None`
+/// for a collective, whose GPUs also talk over NVLink.
+pub fn link_speed(inv: &Inventory, step: &Step) -> Option<f64> {
+    let speed = |n: NicId| f64::from(inv.nics[n].speed_gbps);
+    match step {
+        Step::Pair { a, b } => Some(speed(*a).min(speed(*b))),
+        Step::Incast(i) => Some(speed(i.receiver)),
+        Step::Collective(_) => None,
+    }
+}
 
 /// Samples gathered for one component until its verdict.
 #[derive(Default)]
