@@ -58,6 +58,8 @@ pub const MAD_FLOOR: f64 = 0.005;
 pub const Z_LIMIT: f64 = 3.5;
 /// A component explaining less than this is not named.
 pub const MIN_SCORE: f64 = 0.5;
+/// The counter rule that names an uplink ECMP loaded above its siblings.
+const ECMP_CHECK: &str = "counters.ecmp_balance";
 
 /// One component to blame.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -79,9 +81,11 @@ pub struct ResultRef {
     pub component: String,
 }
 
-/// Cross-leaf pairs under their warning line, by leaf pair.
+/// ECMP collisions: cross-leaf pairs under their warning line, by leaf
+/// pair, or an uplink the counter ledger found loaded above its siblings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Collision {
+    /// The two leaves (`r0-leaf1 <-> r0-leaf2`) or the uplink port.
     pub leaves: String,
     pub results: Vec<ResultRef>,
     pub message: String,
@@ -419,6 +423,23 @@ fn finding_obs(topo: &Topo, f: &Finding, observe_only: &[String]) -> Option<Obs>
         Outcome::Warning => (true, 0.5),
         Outcome::NotAvailable | Outcome::Error => return None,
     };
+    // A hot uplink is ECMP placing more flows on one link: a collision,
+    // named at that uplink, unless a suspect on those uplinks explains it.
+    if f.check == ECMP_CHECK && failing {
+        return Some(Obs {
+            class: f.check.clone(),
+            failing: true,
+            weight,
+            touches: topo.finding(&f.check, &f.component),
+            result: Some(ResultRef {
+                test: f.test.clone(),
+                component: f.component.clone(),
+            }),
+            note: Some(format!("{} {}: {}", f.check, f.component, f.message)),
+            rank: 0,
+            collision: Some(f.component.clone()),
+        });
+    }
     let failing = failing && !listed(observe_only, &f.check);
     Some(Obs {
         class: f.check.clone(),
@@ -624,12 +645,19 @@ fn explain_away(topo: &Topo, obs: Vec<Obs>) -> Localisation {
     unexplained.dedup();
     let collisions = collided
         .into_iter()
-        .map(|(leaves, results)| Collision {
-            message: format!(
-                "{} cross-leaf result(s) between {leaves} under their warning line only, and nothing else wrong on those leaves' uplinks: ECMP collisions (static hashing put two flows on one uplink), not a fault",
-                results.len()
-            ),
-            leaves: leaves.to_string(),
+        .map(|(at, results)| Collision {
+            message: if at.contains("<->") {
+                format!(
+                    "{} cross-leaf result(s) between {at} under their warning line only, and nothing else wrong on those leaves' uplinks: ECMP collisions (static hashing put two flows on one uplink), not a fault",
+                    results.len()
+                )
+            } else {
+                format!(
+                    "hot uplink {at} in {} window(s): ECMP placed more flows on it than on its siblings (a collision, not a fault; the pairs through it were slower)",
+                    results.len()
+                )
+            },
+            leaves: at.to_string(),
             results,
         })
         .collect();
@@ -881,6 +909,23 @@ mod tests {
         assert!(loc.suspects.is_empty(), "{:?}", named(&loc));
         assert_eq!(loc.collisions.len(), 1);
         assert_eq!(loc.collisions[0].leaves, "r0-leaf1 <-> r0-leaf2");
+    }
+
+    #[test]
+    fn a_hot_uplink_alone_is_a_collision_named_at_the_uplink() {
+        let mut records = mesh(16, &|_, _| 391.0);
+        records.push(finding(
+            "counters.ecmp_balance",
+            "r0-leaf1:swp32",
+            Outcome::Deviation,
+        ));
+        let loc = localise(&records);
+        assert!(loc.suspects.is_empty(), "{:?}", named(&loc));
+        assert_eq!(loc.collisions.len(), 1);
+        assert_eq!(loc.collisions[0].leaves, "r0-leaf1:swp32");
+        assert!(loc.collisions[0]
+            .message
+            .starts_with("hot uplink r0-leaf1:swp32"));
     }
 
     #[test]
