@@ -86,15 +86,17 @@ fn perftest_all_sizes_gbits_matches_the_cns_capture() {
         "{:?}",
         emulated.warnings
     );
-    // The largest size reaches the RoCEv2 cap for MTU 1024: 400 × 1024 / 1106.
+    // The largest size reaches the RoCEv2 cap for MTU 1024: 400 × 1024 / 1106,
+    // less the hosts' and the run's variation: never above the cap, at most
+    // 0.87 % under it (docs/emulator.md, "Variation": BW_MAX_LOSS).
     let perftest::PerftestRow::Bw(last) = emulated.rows.last().unwrap() else {
         panic!()
     };
     let cap = 400.0 * 1024.0 / 1106.0;
+    let got = last.bw_avg_gbps.unwrap();
     assert!(
-        (last.bw_avg_gbps.unwrap() - cap).abs() < 0.5,
-        "{:?} vs {cap}",
-        last.bw_avg_gbps
+        got <= cap + 0.005 && got >= cap * (1.0 - 0.0087) - 0.005,
+        "{got} vs {cap}"
     );
 }
 

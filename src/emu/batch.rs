@@ -17,6 +17,7 @@ use crate::exec::types::{InvocationOutput, StepCommands};
 
 use super::congestion::{Ecn, FlowIn, QueueConfig, QueueCounts, QueueTrace};
 use super::fabric::{goodput_factor, Fabric, IPPROTO_TCP, ROCE_OVERHEAD_BYTES};
+use super::noise::Wobble;
 use super::share::{self, Demand};
 use super::tcp::{self, TcpSeg};
 use super::world::{Change, EndRef, World};
@@ -67,6 +68,24 @@ pub struct Flow {
     /// Spans of the window in which it sends nothing (a TCP stream waiting
     /// for its retransmission timer after an outage).
     pub gaps: Vec<(f64, f64)>,
+    /// What its sending host pushes of its NIC in this execution
+    /// (`noise`): a virtual link the sharing respects, shared by every flow
+    /// with the same key. Only the sender's: a receiver's limit would sit
+    /// behind the switch queue, where the sharing cannot put it without
+    /// hiding the queue a slower receiver builds.
+    pub host: Option<HostLimit>,
+    /// Its tick-by-tick dips (`noise`): the share of its rate it moves at
+    /// each instant, for goodput and byte counters alike.
+    pub wobble: Option<Wobble>,
+}
+
+/// A host-side limit: `eff` of what the NIC's cable carries, as one more
+/// link of the sharing (keyed, so the flows of one NIC in one execution
+/// share it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HostLimit {
+    pub key: u64,
+    pub eff: f64,
 }
 
 impl Flow {
@@ -79,10 +98,22 @@ impl Flow {
             window,
             tcp: None,
             gaps: Vec::new(),
+            host: None,
+            wobble: None,
         }
     }
 
-    /// Seconds of [lo, hi] inside the window and outside the gaps.
+    /// Seconds of [lo, hi] at the flow's own pace: `hi − lo` less its
+    /// wobble's dips (no window, no gaps).
+    pub fn gain(&self, lo: f64, hi: f64) -> f64 {
+        match &self.wobble {
+            Some(w) => w.integral(lo, hi),
+            None => (hi - lo).max(0.0),
+        }
+    }
+
+    /// Seconds of [lo, hi] inside the window and outside the gaps, at the
+    /// flow's own pace.
     fn active(&self, lo: f64, hi: f64) -> f64 {
         let a = lo.max(self.window.0);
         let b = hi.min(self.window.1);
@@ -92,9 +123,9 @@ impl Flow {
         let idle: f64 = self
             .gaps
             .iter()
-            .map(|&(g0, g1)| (b.min(g1) - a.max(g0)).max(0.0))
+            .map(|&(g0, g1)| self.gain(a.max(g0), b.min(g1)))
             .sum();
-        (b - a - idle).max(0.0)
+        (self.gain(a, b) - idle).max(0.0)
     }
 }
 
@@ -162,14 +193,21 @@ pub fn packet_error(ber: f64, bytes: f64) -> f64 {
     }
 }
 
-/// Integrates a piecewise-constant rate (Gb/s) over [a, b]: gigabits.
-pub fn integrate(segs: &[Segment], a: f64, b: f64, rate: &dyn Fn(&Segment) -> f64) -> f64 {
+/// Integrates one flow's piecewise-constant `rate` (Gb/s) over [a, b] at
+/// the flow's own pace (its wobble): gigabits.
+pub fn integrate_flow(
+    segs: &[Segment],
+    flow: &Flow,
+    a: f64,
+    b: f64,
+    rate: &dyn Fn(&Segment) -> f64,
+) -> f64 {
     segs.iter()
         .map(|s| {
             let lo = a.max(s.t0);
             let hi = b.min(s.t1);
             if hi > lo {
-                rate(s) * (hi - lo)
+                rate(s) * flow.gain(lo, hi)
             } else {
                 0.0
             }
@@ -391,6 +429,10 @@ impl Emulator {
         // bit errors cap a TCP stream on their own (`tcp::mathis_gbps`).
         let mut capacity: Vec<f64> = Vec::new();
         let mut cpu_link: HashMap<usize, usize> = HashMap::new();
+        // Each sending host's share of its NIC in an execution (`noise`) is
+        // one more link of the sharing: a network bottleneck below it hides
+        // it, as on real hosts.
+        let mut host_link: HashMap<u64, usize> = HashMap::new();
         let mut own_cap = vec![f64::INFINITY; flows.len()];
         let demands: Vec<Demand> = flows
             .iter()
@@ -404,10 +446,15 @@ impl Emulator {
                     };
                 };
                 let Some(t) = &f.tcp else {
-                    return Demand {
-                        cap: f.cap,
-                        links: p.clone(),
-                    };
+                    let mut links = p.clone();
+                    if let (Some(h), true) = (&f.host, f.cap > 0.0 && !p.is_empty()) {
+                        let k = *host_link.entry(h.key).or_insert_with(|| {
+                            capacity.push(fabric.nic_goodput(f.src) * h.eff);
+                            fabric.capacity.len() + capacity.len() - 1
+                        });
+                        links.push(k);
+                    }
+                    return Demand { cap: f.cap, links };
                 };
                 let to_share = roce_eff / tcp::efficiency(t.mtu);
                 let k = *cpu_link.entry(t.process).or_insert_with(|| {

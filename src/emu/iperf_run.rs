@@ -17,6 +17,7 @@ use crate::exec::types::{ExecFailure, Invocation, InvocationOutput};
 use super::batch::{Flow, Segment, TcpFlow};
 use super::fabric::IPPROTO_TCP;
 use super::iperf::{self, ClientReport, Params, Sample, ServerReport, StreamReport, BLKSIZE};
+use super::noise::Exec;
 use super::perftest::Refusal;
 use super::rng::{hash_words, Rng};
 use super::tcp::{self, Timeline};
@@ -331,6 +332,7 @@ impl Emulator {
     pub(super) fn iperf_flows(
         &self,
         parsed: &[Vec<Parsed>],
+        execs: &[Vec<Exec>],
         flows: &mut Vec<Flow>,
         at: &dyn Fn(usize, usize) -> f64,
     ) -> Vec<IperfTest> {
@@ -388,10 +390,13 @@ impl Emulator {
                 if let (Some(sv), true) = (server, reachable) {
                     taken.insert(sv, ());
                 }
+                // What one core moves varies from run to run (`noise`).
+                let exec = execs[si][ii];
+                let process_gbps = self.noise.tcp_process_gbps(exec, tcp::PROCESS_GBPS);
                 let tcp = || TcpFlow {
                     dport: c.p.port,
                     process,
-                    process_gbps: tcp::PROCESS_GBPS,
+                    process_gbps,
                     mtu,
                     off_fabric,
                 };
@@ -410,6 +415,7 @@ impl Emulator {
                         sports.push(sport);
                         let mut f = Flow::roce(a, b, sport, f64::INFINITY, (from, f64::INFINITY));
                         f.tcp = Some(tcp());
+                        f.wobble = Some(self.noise.tcp_wobble(exec, u64::from(k), from));
                         flows.push(f);
                     }
                 }
@@ -567,7 +573,7 @@ impl Emulator {
         let lines: Vec<Timeline> = t
             .streams
             .iter()
-            .map(|&f| Timeline::build(segs, f, t0, t_end, mss))
+            .map(|&f| Timeline::build(segs, f, t0, t_end, mss, flows[f].wobble))
             .collect();
         let failed_at = lines.iter().filter_map(|l| l.failed_at).reduce(f64::min);
         // The end exchange needs the control connection: lost while its

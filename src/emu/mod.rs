@@ -45,16 +45,18 @@
 //! largest size); the row at size s is `Σ min(share, rate × s)`. A step lasts
 //! 2 s of connection setup plus `-D`, or iterations × QPs × size / bandwidth
 //! per size (default iterations 5000 for ib_write_bw, 1000 otherwise, as in
-//! perftest). Peaks carry a seeded 0.1–0.6% excess; with `-D` they print 0.00.
+//! perftest). Peaks carry a seeded 0.1–0.6% excess, never above the cable's
+//! payload capacity; with `-D` they print 0.00.
 //!
 //! **perftest latency.** One-way latency is 1.0 µs through one switch plus
 //! 0.6 µs per further switch (single-digit µs through a leaf–spine–leaf path,
 //! in line with Imbue's 4.2 µs p99 gate), plus serialisation of the message
 //! at the path's payload rate. ib_write_lat prints it (half a round trip),
 //! ib_send_lat adds 0.15 µs of receive-side work, ib_read_lat prints a full
-//! round trip (2 × one-way + 0.3 µs). Seeded jitter spreads t_min, t_typical,
-//! t_avg, the percentiles and t_max around it. Latency probes are not added
-//! as flows (a ping-pong of one message loads nothing).
+//! round trip (2 × one-way + 0.3 µs). The hosts' and the run's excess
+//! lengthen the fixed part, and each row draws t_min, t_avg, a tail skewed
+//! upward and t_max around it (`noise`, `perftest::lat_stats`). Latency
+//! probes are not added as flows (a ping-pong of one message loads nothing).
 //!
 //! **Collectives** (`nccl`). One ring per rail: with g GPUs per node and the
 //! HCAs that `NCCL_IB_HCA` selects, rail r's ring sends from node i's NIC r
@@ -77,6 +79,17 @@
 //! one CPU thread (45 Gb/s); goodput is the share × (MTU − 52)/(MTU + 38)
 //! less what bit errors and a full lossy queue take (Mathis); an outage
 //! stalls a stream until its retransmission timer fires with a path.
+//!
+//! **Variation** (`noise`). Nothing healthy prints the same number twice:
+//! every NIC carries a steady host-side loss for one seed, every execution
+//! of a step (keyed by its command line without its port and by how many
+//! times it ran, never by call order) its own loss on each NIC, and inside
+//! an execution every tick of a flow its own dip. The losses are virtual
+//! links of the sharing (a host's share of its NIC), the dips a pace that
+//! goodput and byte counters both integrate, so counters and results agree
+//! and bandwidth never exceeds what a link carries. nccl-tests runs and
+//! latency rows draw their own excess. docs/emulator.md, "Variation", has
+//! the figures and their sources.
 //!
 //! **Virtual time.** A batch's steps all start at `now_s()`; the clock
 //! advances to the end of the longest. Faults and timed reads cut it into
@@ -101,6 +114,7 @@ mod iperf;
 mod iperf_run;
 mod lldp;
 mod nccl;
+mod noise;
 mod optics;
 mod perftest;
 mod probe;
@@ -118,8 +132,9 @@ use std::collections::HashMap;
 use crate::config::model::{Inventory, NicId, NodeId};
 use crate::exec::types::{ExecFailure, Invocation, InvocationOutput, StepCommands};
 
-use batch::{Event, Flow, Segment};
+use batch::{Event, Flow, HostLimit, Segment};
 use fabric::{roce_sport, Fabric};
+use noise::{Exec, Noise};
 use perftest::{Params, Refusal, Side, Test, Verb};
 use rng::{hash_words, Rng};
 use world::{Change, World};
@@ -142,6 +157,10 @@ pub struct Emulator {
     next_qpn: Vec<u32>,
     /// Congested-queue traces by their inputs.
     traces: HashMap<Vec<i64>, std::sync::Arc<congestion::QueueTrace>>,
+    noise: Noise,
+    /// How many times each workload command line (`noise::command_identity`)
+    /// has run: its next execution's occurrence.
+    runs: HashMap<String, u64>,
 }
 
 /// What one invocation turned out to be.
@@ -345,6 +364,8 @@ impl Emulator {
             fabric,
             world,
             traces: HashMap::new(),
+            noise: Noise::new(seed),
+            runs: HashMap::new(),
             seed,
             now: 0.0,
             batches: 0,
@@ -354,6 +375,34 @@ impl Emulator {
 
     pub fn now_s(&self) -> f64 {
         self.now
+    }
+
+    /// A NIC's stable name, `node:device`: what its noise is keyed by.
+    fn nic_name(&self, nic: NicId) -> String {
+        let n = &self.inv.nics[nic];
+        format!("{}:{}", self.inv.nodes[n.node].name, n.device)
+    }
+
+    /// The execution each workload invocation of a batch is: its command
+    /// line and how many times that line ran before (in batch order within
+    /// the batch). Other invocations get a key nothing reads.
+    fn executions(&mut self, batch: &[StepCommands], parsed: &[Vec<Parsed>]) -> Vec<Vec<Exec>> {
+        let mut execs = Vec::with_capacity(batch.len());
+        for (step, ps) in batch.iter().zip(parsed) {
+            let mut row = Vec::with_capacity(ps.len());
+            for (inv, p) in step.invocations.iter().zip(ps) {
+                if !matches!(p, Parsed::Perf { .. } | Parsed::Nccl(_) | Parsed::Iperf(_)) {
+                    row.push(Exec(0));
+                    continue;
+                }
+                let id = noise::command_identity(&inv.host, &inv.argv);
+                let n = self.runs.entry(id.clone()).or_insert(0);
+                row.push(self.noise.exec(&id, *n));
+                *n += 1;
+            }
+            execs.push(row);
+        }
+        execs
     }
 
     fn alloc_qpns(&mut self, nic: NicId, n: u32) -> Vec<u32> {
@@ -548,6 +597,8 @@ impl Emulator {
             .iter()
             .map(|s| s.invocations.iter().map(|i| self.parse(i)).collect())
             .collect();
+        let execs = self.executions(batch, &parsed);
+        let noise = self.noise;
 
         // Pair perftest clients with servers by (server node, port).
         let mut servers: HashMap<(NodeId, u16), (usize, usize)> = HashMap::new();
@@ -610,6 +661,14 @@ impl Emulator {
                     let largest = p.sizes().last().copied().unwrap_or(65536);
                     let cap = p.msg_cap_gbps(largest);
                     let from = at(si, ii) + CLIENT_DELAY_S + PERFTEST_SETUP_S;
+                    let exec = execs[si][ii];
+                    let host = |nic: NicId| {
+                        let name = self.nic_name(nic);
+                        Some(HostLimit {
+                            key: noise.host_key(&name, exec),
+                            eff: noise.host_eff(&name, exec, 0.0),
+                        })
+                    };
                     for k in 0..qps as usize {
                         let sport = roce_sport(pair.client_qpns[k], pair.server_qpns[k]);
                         for (dir, (a, b)) in [(0, (src, dst)), (1, (dst, src))] {
@@ -617,7 +676,10 @@ impl Emulator {
                                 continue;
                             }
                             let idx = flows.len();
-                            flows.push(Flow::roce(a, b, sport, cap, (from, f64::INFINITY)));
+                            let mut f = Flow::roce(a, b, sport, cap, (from, f64::INFINITY));
+                            f.host = host(a);
+                            f.wobble = Some(noise.roce_wobble(exec, dir, from));
+                            flows.push(f);
                             if dir == 0 {
                                 pair.fwd.push(idx);
                             } else {
@@ -699,15 +761,23 @@ impl Emulator {
                             };
                             let qa = self.alloc_qpns(a, n_flows);
                             let qb = self.alloc_qpns(b, n_flows);
+                            let exec = execs[si][ii];
+                            let name = self.nic_name(a);
+                            let limit = Some(HostLimit {
+                                key: noise.host_key(&name, exec),
+                                eff: noise.host_eff(&name, exec, noise::NCCL_JOB_SIGMA),
+                            });
                             for k in 0..n_flows as usize {
                                 edge.push(flows.len());
-                                flows.push(Flow::roce(
+                                let mut f = Flow::roce(
                                     a,
                                     b,
                                     roce_sport(qa[k], qb[k]),
                                     if ok { f64::INFINITY } else { 0.0 },
                                     (at(si, ii), f64::INFINITY),
-                                ));
+                                );
+                                f.host = limit;
+                                flows.push(f);
                             }
                             rail_edges.push(edge);
                         }
@@ -719,7 +789,7 @@ impl Emulator {
         }
 
         // iperf3 clients, their servers and their TCP streams.
-        let iperf_tests = self.iperf_flows(&parsed, &mut flows, &at);
+        let iperf_tests = self.iperf_flows(&parsed, &execs, &mut flows, &at);
 
         // Timed commands and changes, and reads.
         let mut events: Vec<(f64, Event)> = Vec::new();
@@ -763,10 +833,9 @@ impl Emulator {
                     .collect()
             })
             .collect();
-        let batch_no = self.batches;
-        let seed = self.seed;
-        let jitter =
-            |si: usize, ii: usize| Rng::new(hash_words(seed, &[batch_no, si as u64, ii as u64]));
+        // What an execution prints besides its measurement is drawn from
+        // its own key too, so it does not move when other steps come or go.
+        let jitter = |si: usize, ii: usize| noise.rng(execs[si][ii], 0x317);
         for (si, step) in parsed.iter().enumerate() {
             for (ii, pp) in step.iter().enumerate() {
                 let o = &mut out[si][ii];
@@ -813,7 +882,10 @@ impl Emulator {
             }
         }
         for pair in &pairs {
-            self.render_pair(pair, &parsed, &segs, &mut flows, &mut out, &at, &jitter);
+            let exec = execs[pair.client.0][pair.client.1];
+            self.render_pair(
+                pair, &parsed, &segs, &mut flows, &mut out, &at, &jitter, exec,
+            );
         }
         for ring in &rings {
             self.render_ring(
@@ -823,6 +895,7 @@ impl Emulator {
                 &mut flows,
                 &mut out,
                 at(ring.at.0, ring.at.1),
+                execs[ring.at.0][ring.at.1],
             );
         }
         self.render_iperf(
@@ -857,6 +930,7 @@ impl Emulator {
         flows: &mut [Flow],
         out: &mut [Vec<InvocationOutput>],
         t0: f64,
+        exec: Exec,
     ) {
         let Parsed::Nccl(job) = &parsed[ring.at.0][ring.at.1] else {
             return;
@@ -897,18 +971,18 @@ impl Emulator {
                 ring.edges.len() as u32
             },
             oob_ip: oob_ip.clone(),
-            seed: hash_words(
-                self.seed,
-                &[self.batches, ring.at.0 as u64, ring.at.1 as u64, 7],
-            ),
+            seed: self.noise.rng(exec, 7).next_u64(),
         };
+        // Without ring flows (sockets, one node) the job's own loss is all
+        // the noise there is; with them it is in their host limits.
         let fixed = if ring.socket {
             Some(nccl::SOCKET_BUSBW)
         } else if nodes <= 1 {
             Some(nccl::NVLINK_BUSBW)
         } else {
             None
-        };
+        }
+        .map(|b| b * self.noise.job_eff(exec, noise::NCCL_JOB_SIGMA));
         let budget = batch::retry_budget_s(
             job.env
                 .get("NCCL_IB_TIMEOUT")
@@ -968,13 +1042,19 @@ impl Emulator {
             }
             let iters = job.iters.max(1) as f64;
             let mut rows: Vec<(u64, [f64; 2], f64)> = Vec::new();
+            // Each timed run is a little slower than the model, by its own
+            // draw (`noise`): it moves its data at the ring's rates less
+            // that share.
+            let mut wobble = self.noise.rng(exec, 0x80);
             'cycles: for _ in 0..job.cycles {
                 for &req in &sizes {
                     let bytes = job.coll.bytes(job.coll.count(req, n), n);
+                    let lat_frac = op(0) / op(bytes);
                     let mut times = [0.0; 2];
                     for t in times.iter_mut() {
-                        let Some(e) = batch::finish_time(segs, c, b_ref * op(bytes) * iters, &rate)
-                        else {
+                        let slow = 1.0 + Noise::nccl_row_excess(&mut wobble, lat_frac);
+                        let work = b_ref * op(bytes) * iters * slow;
+                        let Some(e) = batch::finish_time(segs, c, work, &rate) else {
                             c = f64::INFINITY;
                             break 'cycles;
                         };
@@ -1072,6 +1152,7 @@ impl Emulator {
         out: &mut [Vec<InvocationOutput>],
         at: &dyn Fn(usize, usize) -> f64,
         jitter: &dyn Fn(usize, usize) -> Rng,
+        exec: Exec,
     ) {
         let start = at(pair.server.0, pair.server.1);
         let client_start = at(pair.client.0, pair.client.1) + CLIENT_DELAY_S;
@@ -1145,12 +1226,37 @@ impl Emulator {
                 let all: Vec<usize> = pair.fwd.iter().chain(&pair.rev).copied().collect();
                 let fwd_rate =
                     |s: &Segment| -> f64 { pair.fwd.iter().map(|&f| s.goodput(f).min(cap)).sum() };
+                let moved = |flows: &[Flow], to: f64| -> f64 {
+                    pair.fwd
+                        .iter()
+                        .map(|&f| {
+                            batch::integrate_flow(segs, &flows[f], measure_from, to, &|s| {
+                                s.goodput(f).min(cap)
+                            })
+                        })
+                        .sum()
+                };
                 let window_end = match p.duration {
                     Some(d) => Some(measure_from + d as f64),
                     None => {
                         let gbits =
                             p.iterations() as f64 * f64::from(p.qps) * largest as f64 * 8.0 / 1e9;
-                        batch::finish_time(segs, measure_from, gbits, &fwd_rate)
+                        // At the flows' own pace (their wobble) the last
+                        // message lands a little later than the rates say.
+                        batch::finish_time(segs, measure_from, gbits, &fwd_rate).map(|mut e| {
+                            for _ in 0..4 {
+                                let short = gbits - moved(flows, e);
+                                let r = segs
+                                    .iter()
+                                    .find(|s| s.t0 <= e && e < s.t1)
+                                    .map_or(0.0, &fwd_rate);
+                                if short <= gbits * 1e-12 || r <= 0.0 {
+                                    break;
+                                }
+                                e += short / r;
+                            }
+                            e
+                        })
                     }
                 };
                 let budget = batch::retry_budget_s(p.qp_timeout, 7);
@@ -1165,7 +1271,7 @@ impl Emulator {
                 let span = (w_end - measure_from).max(1e-9);
                 let avg = |f: usize| -> f64 {
                     if w_end.is_finite() {
-                        batch::integrate(segs, measure_from, w_end, &|s: &Segment| {
+                        batch::integrate_flow(segs, &flows[f], measure_from, w_end, &|s| {
                             s.goodput(f).min(cap)
                         }) / span
                     } else {
@@ -1184,11 +1290,25 @@ impl Emulator {
                 let head = perftest::bw_table_header(p);
                 client.push_str(&head);
                 server.push_str(&head);
+                // No direction moves more than the slower of the two cables
+                // carries: the peak column stays under it.
+                let ceiling = self
+                    .fabric
+                    .nic_goodput(*cnic)
+                    .min(self.fabric.nic_goodput(*snic))
+                    * if p.bidir { 2.0 } else { 1.0 };
                 let mut rows = Vec::new();
                 for s in p.sizes() {
                     let cap = p.msg_cap_gbps(s);
-                    let f: f64 = fwd.iter().map(|r| r.min(cap)).sum();
-                    let r: f64 = rev.iter().map(|r| r.min(cap)).sum();
+                    // With -a each size is its own measurement over its own
+                    // stretch of time: its own dip (`noise`).
+                    let dip = if p.all {
+                        1.0 - noise::half_normal_from(&mut rng, noise::BW_TICK_SIGMA)
+                    } else {
+                        1.0
+                    };
+                    let f: f64 = fwd.iter().map(|r| r.min(cap)).sum::<f64>() * dip;
+                    let r: f64 = rev.iter().map(|r| r.min(cap)).sum::<f64>() * dip;
                     let total = f + r;
                     let msg_rate = total * 1e9 / 8.0 / s as f64;
                     let (iters, peak) = match p.duration {
@@ -1201,7 +1321,8 @@ impl Emulator {
                             if f > 0.0 {
                                 secs += it as f64 * f64::from(p.qps) * s as f64 * 8.0 / (f * 1e9);
                             }
-                            (it, Some(total * (1.0 + rng.range(0.001, 0.006))))
+                            let peak = total * (1.0 + rng.range(0.001, 0.006));
+                            (it, Some(peak.min(ceiling.max(total))))
                         }
                     };
                     rows.push(perftest::BwRow {
@@ -1241,11 +1362,19 @@ impl Emulator {
                     None => fail_at = Some(measure_from + batch::retry_budget_s(p.qp_timeout, 7)),
                     Some(links) => {
                         let switches = links.len().saturating_sub(1);
+                        // Each host adds its steady excess and the run its
+                        // own to the fixed part (`noise`).
+                        let hosts = self.noise.latency_factor(
+                            &self.nic_name(*cnic),
+                            &self.nic_name(*snic),
+                            exec,
+                        );
                         let one_way = if links.is_empty() {
                             0.6
                         } else {
                             1.0 + 0.6 * (switches.saturating_sub(1)) as f64
-                        } + queueing;
+                        } * hosts
+                            + queueing;
                         let rate = links
                             .iter()
                             .map(|&l| self.fabric.capacity[l])
@@ -1282,7 +1411,7 @@ impl Emulator {
                                     None => p.iterations(),
                                 };
                                 secs += iters as f64 * rtt * 1e-6;
-                                let row = perftest::lat_stats(s, iters, t, &mut rng);
+                                let row = perftest::lat_stats(s, iters, t, ser, &mut rng);
                                 let line = if p.duration.is_some() {
                                     perftest::lat_dur_row(&row)
                                 } else {
@@ -1377,7 +1506,7 @@ impl Emulator {
             let gbits: f64 = pair
                 .fwd
                 .iter()
-                .map(|&f| batch::integrate(segs, a, b, &|s: &Segment| s.goodput(f).min(cap)))
+                .map(|&f| batch::integrate_flow(segs, &flows[f], a, b, &|s| s.goodput(f).min(cap)))
                 .sum();
             let avg = gbits / d;
             let iters = (avg * 1e9 / 8.0 * d / size as f64) as u64;
@@ -1450,5 +1579,7 @@ mod tests_config;
 mod tests_faults;
 #[cfg(test)]
 mod tests_iperf;
+#[cfg(test)]
+mod tests_noise;
 #[cfg(test)]
 mod tests_series;

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 use crate::config::hostlist;
 
+use super::noise::Noise;
 use super::perftest::Refusal;
 use super::rng::Rng;
 
@@ -651,8 +652,12 @@ pub fn render(job: &Job, out: &Outcome) -> (String, f64) {
             "{bytes:>12}  {count:>12}  {:>8}  {redop:>6}  {root:>6}",
             "float"
         ));
+        // Each timed run is a little slower than the model, by its own
+        // draw, more so where latency dominates (`noise`).
+        let model = op_time_us(job, nodes, out.busbw, out.lanes, bytes);
+        let lat_frac = op_time_us(job, nodes, out.busbw, out.lanes, 0) / model;
         for _ in 0..2 {
-            let t = op_time_us(job, nodes, out.busbw, out.lanes, bytes) * rng.range(0.995, 1.012);
+            let t = model * (1.0 + Noise::nccl_row_excess(&mut rng, lat_frac));
             let algbw = bytes as f64 / (t * 1e-6) / 1e9;
             let busbw = algbw * factor;
             o.push_str(&format!(

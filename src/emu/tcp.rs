@@ -12,6 +12,7 @@
 
 use super::batch::{packet_error, Segment, BASE_RTT_US, LOSSY_BUFFER_BYTES};
 use super::fabric::{Fabric, HostLink};
+use super::noise::Wobble;
 
 /// Goodput one iperf3 3.12 process sustains, Gb/s. Before 3.16 iperf3 is
 /// single-threaded: all `-P` streams of a test share one core, which copies
@@ -228,17 +229,29 @@ pub struct Timeline {
     /// When the connection timed out (`tcp_retries2`), if it did.
     pub failed_at: Option<f64>,
     mss: f64,
+    /// The stream's tick-by-tick dips (`noise`): what it delivers is its
+    /// rate at that pace, as the byte counters count it.
+    wobble: Option<Wobble>,
 }
 
 impl Timeline {
-    /// The stream `f` of `segs` between `a` and `b`.
-    pub fn build(segs: &[Segment], f: usize, a: f64, b: f64, mss: f64) -> Timeline {
+    /// The stream `f` of `segs` between `a` and `b`, at the pace of its
+    /// `wobble`.
+    pub fn build(
+        segs: &[Segment],
+        f: usize,
+        a: f64,
+        b: f64,
+        mss: f64,
+        wobble: Option<Wobble>,
+    ) -> Timeline {
         let mut tl = Timeline {
             pieces: Vec::new(),
             bursts: Vec::new(),
             gaps: Vec::new(),
             failed_at: None,
             mss,
+            wobble,
         };
         let mut stall: Option<Stall> = None;
         let mut rtt = HOST_RTT_US;
@@ -337,16 +350,33 @@ impl Timeline {
     pub fn bytes(&self, t: f64) -> f64 {
         self.pieces
             .iter()
-            .map(|p| (t.min(p.t1) - p.t0).max(0.0) * p.gbps * 1e9 / 8.0)
+            .filter(|p| p.gbps > 0.0)
+            .map(|p| {
+                let hi = t.min(p.t1);
+                let secs = match &self.wobble {
+                    Some(w) => w.integral(p.t0, hi),
+                    None => (hi - p.t0).max(0.0),
+                };
+                secs * p.gbps * 1e9 / 8.0
+            })
             .sum()
     }
 
-    /// Segments retransmitted from the start to `t` (expected value).
+    /// Segments retransmitted from the start to `t` (expected value): a
+    /// steady share of what it sends, at the same pace.
     pub fn retransmits(&self, t: f64) -> f64 {
         let steady: f64 = self
             .pieces
             .iter()
-            .map(|p| (t.min(p.t1) - p.t0).max(0.0) * p.retx_per_s)
+            .filter(|p| p.retx_per_s > 0.0)
+            .map(|p| {
+                let hi = t.min(p.t1);
+                let secs = match &self.wobble {
+                    Some(w) => w.integral(p.t0, hi),
+                    None => (hi - p.t0).max(0.0),
+                };
+                secs * p.retx_per_s
+            })
             .sum();
         let bursts: f64 = self
             .bursts

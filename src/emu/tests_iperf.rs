@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::noise::{self, tcp_mean_dip, TCP_RUN_MAX_LOSS, TCP_TICK_MAX_DIP};
 use super::tcp::{self, PROCESS_GBPS};
 use super::testutil::pod;
 use super::Emulator;
@@ -91,6 +92,21 @@ fn loss(j: &Value) -> f64 {
     num(s, "retransmits") * 8948.0 / num(s, "bytes")
 }
 
+/// The band a CPU-bound process (or `share` of it) prints over any stretch
+/// of its test: its run keeps at least 1 − TCP_RUN_MAX_LOSS of
+/// PROCESS_GBPS, its thread pushes that over 1 − the mean dip, and a tick
+/// dips at most TCP_TICK_MAX_DIP (`noise`).
+fn cpu_band(share: f64) -> std::ops::RangeInclusive<f64> {
+    let top = PROCESS_GBPS * share / (1.0 - tcp_mean_dip());
+    top * (1.0 - TCP_RUN_MAX_LOSS) * (1.0 - TCP_TICK_MAX_DIP)..=top * 1.0001
+}
+
+/// The band a stream the network holds at `gbps` prints in: its dips only
+/// take away.
+fn net_band(gbps: f64) -> std::ops::RangeInclusive<f64> {
+    gbps * (1.0 - TCP_TICK_MAX_DIP)..=gbps * 1.0001
+}
+
 fn run(defects: &[Defect], batch: &[StepCommands]) -> Vec<Vec<InvocationOutput>> {
     Emulator::new(&pod(4096, defects), 1).run_batch(batch)
 }
@@ -99,23 +115,28 @@ fn run(defects: &[Defect], batch: &[StepCommands]) -> Vec<Vec<InvocationOutput>>
 fn one_iperf3_process_is_held_by_its_cpu_thread_not_by_the_400g_nic() {
     // A 400G link carries 400 × 0.990 = 396 Gb/s of TCP payload; one
     // iperf3 3.12 process moves PROCESS_GBPS (45) whatever -P is, and
-    // its streams split it evenly.
+    // its streams split it evenly, each wobbling on its own (`noise`).
     for streams in [1u32, 4] {
         let out = run(&[], &[iperf_pair("gpu002", "gpu001", 10, streams, "1")]);
         assert_eq!(out[0][1].exit, Some(0), "{:?}", out[0][1]);
         let j = json(&out[0][1]);
         let sent = gbps(&j["end"]["sum_sent"]);
-        // Bytes move in whole 128 KiB blocks: a hair under the cap.
-        assert!(
-            sent < PROCESS_GBPS && sent > PROCESS_GBPS * 0.999,
-            "-P {streams}: {sent}"
-        );
+        assert!(cpu_band(1.0).contains(&sent), "-P {streams}: {sent}");
+        // The total is what the intervals carried (whole 128 KiB blocks).
+        let total: f64 = intervals(&j)
+            .iter()
+            .map(|iv| num(&iv["sum"], "bytes"))
+            .sum();
+        assert_eq!(total, num(&j["end"]["sum_sent"], "bytes"));
         assert_eq!(num(&j["end"]["sum_sent"], "retransmits"), 0.0);
         for iv in intervals(&j) {
             for s in iv["streams"].as_array().unwrap() {
                 let per = gbps(s);
-                let fair = PROCESS_GBPS / f64::from(streams);
-                assert!((per / fair - 1.0).abs() < 0.01, "{per} vs {fair}");
+                let fair = 1.0 / f64::from(streams);
+                assert!(
+                    cpu_band(fair).contains(&per),
+                    "{per} vs {fair} of the process"
+                );
                 // A loaded stream's host RTT (200 µs) plus one leaf of
                 // wire (2.5 µs), ±10 % of sampling jitter.
                 assert!((180.0..=225.0).contains(&num(s, "rtt")), "{s}");
@@ -182,22 +203,23 @@ fn eight_streams_share_a_25g_bottleneck_max_min_with_a_perftest_qp() {
     let rdma = perftest_gbps(&out[1][1]);
     let roce_share = 25.0 * 4096.0 / 4178.0 / 9.0;
     assert!(
-        (rdma / roce_share - 1.0).abs() < 0.01,
+        rdma <= roce_share + 0.005 && rdma >= roce_share * (1.0 - noise::BW_MAX_LOSS) - 0.005,
         "{rdma} vs {roce_share}"
     );
     let j = json(&out[0][1]);
     let tcp_gbps = gbps(&j["end"]["sum_sent"]);
     let p = loss(&j);
     assert!(p > 0.001 && p < 0.2, "a full lossy queue drops: {p}");
+    // Held by the network, the streams' dips leave some of it unused.
     let wire = tcp_gbps / TCP_EFF / (1.0 - p);
     assert!(
-        (wire / (8.0 * 25.0 / 9.0) - 1.0).abs() < 0.01,
+        net_band(8.0 * 25.0 / 9.0).contains(&wire),
         "{tcp_gbps} ({wire} on the wire)"
     );
-    // Each stream gets an eighth of that.
+    // Each stream gets an eighth of that share, less its own dips.
     for s in j["end"]["streams"].as_array().unwrap() {
-        let per = gbps(&s["sender"]);
-        assert!((per / (tcp_gbps / 8.0) - 1.0).abs() < 0.01, "{per}");
+        let per = gbps(&s["sender"]) / TCP_EFF / (1.0 - p);
+        assert!(net_band(25.0 / 9.0).contains(&per), "{per}");
     }
 }
 
@@ -216,7 +238,7 @@ fn a_slower_nic_lowers_the_result_only_below_the_process_cap() {
     let j = json(&run(&[nic(25)], &batch)[0][1]);
     let slow = gbps(&j["end"]["sum_sent"]);
     let want = 25.0 * TCP_EFF * (1.0 - loss(&j));
-    assert!((slow / want - 1.0).abs() < 0.01, "{slow} vs {want}");
+    assert!(net_band(want).contains(&slow), "{slow} vs {want}");
     assert!(slow < healthy * 0.6);
 }
 
@@ -264,7 +286,7 @@ fn a_link_flap_under_the_server_stalls_the_streams_until_the_timer_fires_after_i
         let (a, b) = (num(s, "start"), num(s, "end"));
         let g = gbps(s);
         if b < down {
-            assert!((g / PROCESS_GBPS - 1.0).abs() < 0.01, "before: {a} {g}");
+            assert!(cpu_band(1.0).contains(&g), "before: {a} {g}");
         } else if a > down && b < resume {
             assert_eq!(num(s, "bytes"), 0.0, "stalled: {a}-{b}");
             // The window collapses to one segment after the timeout.
@@ -272,17 +294,18 @@ fn a_link_flap_under_the_server_stalls_the_streams_until_the_timer_fires_after_i
                 assert_eq!(num(st, "snd_cwnd"), 8948.0);
             }
         } else if a > resume {
-            assert!((g / PROCESS_GBPS - 1.0).abs() < 0.01, "after: {a} {g}");
+            assert!(cpu_band(1.0).contains(&g), "after: {a} {g}");
         }
     }
     // The interval where it resumes carries what 45 Gb/s moves in the rest
     // of it.
     let iv = interval_at(&j, resume);
     let rest = num(&iv["sum"], "end") - resume;
-    let got = num(&iv["sum"], "bytes") * 8.0 / 1e9;
+    let got = num(&iv["sum"], "bytes") * 8.0 / 1e9 / rest;
+    let band = cpu_band(1.0);
     assert!(
-        (got / (PROCESS_GBPS * rest) - 1.0).abs() < 0.02,
-        "{got} Gb in {rest} s"
+        got >= band.start() * 0.98 && got <= band.end() * 1.02,
+        "{got} Gb/s in {rest} s"
     );
     // Three failed firings per stream, each in its own interval, then the
     // lost windows (a CPU-bound stream's window is a little above its BDP:
@@ -379,11 +402,13 @@ fn streams_on_a_failed_uplink_resume_on_another_after_one_timeout() {
     let j = json(&out[0][1]);
     let down = 4.0 - T0;
     let hit = interval_at(&j, down + 0.1);
+    // A stream that lost 0.13 s of the 0.5 s moves at most 74 % of its
+    // process's best; one that did not, at least 82 % (`cpu_band`).
     let stalled = hit["streams"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|s| gbps(s) < PROCESS_GBPS / 8.0 * 0.9)
+        .filter(|s| gbps(s) < PROCESS_GBPS / 8.0 * 0.78)
         .count();
     // With 8 uplinks and 8 streams, most hashed onto one that went down.
     assert!(stalled >= 4, "{stalled} streams lost their uplink");
@@ -391,7 +416,7 @@ fn streams_on_a_failed_uplink_resume_on_another_after_one_timeout() {
         assert!(num(&iv["sum"], "bytes") > 0.0, "never all stopped: {iv}");
     }
     let after = interval_at(&j, down + 1.0);
-    assert!((gbps(&after["sum"]) / PROCESS_GBPS - 1.0).abs() < 0.01);
+    assert!(cpu_band(1.0).contains(&gbps(&after["sum"])), "{after}");
     assert!(num(&hit["sum"], "retransmits") >= stalled as f64);
 }
 
@@ -415,12 +440,13 @@ fn a_bad_cable_costs_retransmits_and_goodput_as_its_loss_rate_says() {
         assert_eq!(mathis * 8.0 > PROCESS_GBPS, cpu_bound);
         let j = json(&run(&bad, &[iperf_pair("gpu002", "gpu001", 10, 8, "1")])[0][1]);
         let g = gbps(&j["end"]["sum_sent"]);
-        let want = if cpu_bound {
-            PROCESS_GBPS * (1.0 - p)
+        let band = if cpu_bound {
+            let b = cpu_band(1.0 - p);
+            *b.start()..=*b.end()
         } else {
-            8.0 * mathis
+            net_band(8.0 * mathis)
         };
-        assert!((g / want - 1.0).abs() < 0.002, "BER {ber}: {g} vs {want}");
+        assert!(band.contains(&g), "BER {ber}: {g} vs {band:?}");
         assert!(num(&j["end"]["sum_sent"], "retransmits") > 100.0);
         assert!((loss(&j) / p - 1.0).abs() < 0.05, "{} vs {p}", loss(&j));
     }
@@ -433,7 +459,7 @@ fn a_bad_cable_costs_retransmits_and_goodput_as_its_loss_rate_says() {
     let one = json(&run(&bad, &[iperf_pair("gpu002", "gpu001", 10, 1, "1")])[0][1]);
     let g1 = gbps(&one["end"]["sum_sent"]);
     assert!(
-        (g1 / tcp::mathis_gbps(9000, 202.5, p) - 1.0).abs() < 0.005,
+        net_band(tcp::mathis_gbps(9000, 202.5, p) * 1.004).contains(&g1),
         "{g1}"
     );
 }
@@ -683,10 +709,15 @@ fn tcp_traffic_is_counted_on_priority_0_not_on_the_roce_priority() {
     let r = host::parse_ethtool_stats(&out[1][0].stdout).unwrap();
     let prio0 = value(&r, Canonical::TxBytes, Some(0)) as f64;
     let prio3 = value(&r, Canonical::TxBytes, Some(3));
-    // 10 s at 45 Gb/s of payload, in frames of MTU + 18 bytes carrying
-    // MTU − 52 of it.
-    let want = PROCESS_GBPS * 1e9 / 8.0 * 10.0 * 9018.0 / 8948.0;
-    assert!((prio0 / want - 1.0).abs() < 0.01, "{prio0} vs {want}");
+    // What iperf3 says it sent, in frames of MTU + 18 bytes carrying
+    // MTU − 52 of it: the counters follow the same stream, dips and all.
+    let sent = num(&json(&out[0][1])["end"]["sum_sent"], "bytes");
+    let want = sent * 9018.0 / 8948.0;
+    assert!((prio0 / want - 1.0).abs() < 0.001, "{prio0} vs {want}");
+    assert!(
+        cpu_band(1.0).contains(&(sent * 8.0 / 10.0 / 1e9)),
+        "10 s at about PROCESS_GBPS: {sent}"
+    );
     assert_eq!(prio3, 0);
 }
 
