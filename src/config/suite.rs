@@ -60,6 +60,11 @@ pub struct LocaliseSpec {
     /// Most collective runs one bisection may take [default: 24].
     #[serde(default)]
     pub max_runs: Option<usize>,
+    /// After the plan, run each NIC, cable or node suspect again against
+    /// partners that passed everything (same rail, another leaf), and
+    /// confirm or clear it.
+    #[serde(default)]
+    pub retest: bool,
 }
 
 fn default_alpha() -> f64 {

@@ -65,6 +65,7 @@ pub fn summary_json(records: &[Record], run_dir: &str) -> serde_json::Value {
         "incomplete_reason": done.reason,
         "not_run": done.not_run,
         "suspects": loc.suspects,
+        "cleared": loc.cleared,
         "collisions": loc.collisions,
         "unexplained": loc.unexplained,
     })
@@ -204,6 +205,14 @@ pub fn suspects_text(loc: &crate::score::suspects::Localisation) -> String {
         for e in &s.evidence {
             out += &format!("      {e}\n");
         }
+    }
+    for s in &loc.cleared {
+        out += &format!(
+            "cleared by retest: {} {} ({})\n",
+            s.kind,
+            s.component,
+            s.evidence.first().map(String::as_str).unwrap_or("")
+        );
     }
     for c in &loc.collisions {
         out += &format!("note: {}\n", c.message);

@@ -107,7 +107,7 @@ impl Engine<'_> {
                 let failed = with.iter().filter(|(_, f)| *f).count();
                 Finding {
                     test: as_test.clone(),
-                    check: "collective.bisect".into(),
+                    check: crate::score::suspects::BISECT_CHECK.into(),
                     component: node(i),
                     host: node(i),
                     outcome: Outcome::Deviation,
@@ -130,7 +130,7 @@ impl Engine<'_> {
             .collect();
         verdicts.extend(crate::score::findings::verdicts(
             &self.suite.gate,
-            test.kind.label(),
+            crate::score::suspects::LOCALISE_KIND,
             &findings,
         ));
         let why = match (&stopped, out.not_reproduced, out.unresolved.is_empty()) {

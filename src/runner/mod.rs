@@ -20,6 +20,7 @@ use crate::workload::{iperf, nccl, perftest};
 mod bisect;
 mod fault;
 mod ledger;
+mod retest;
 mod sampler;
 
 /// Receives every record as it happens, and round boundaries for progress.

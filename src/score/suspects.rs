@@ -60,6 +60,15 @@ pub const Z_LIMIT: f64 = 3.5;
 pub const MIN_SCORE: f64 = 0.5;
 /// The counter rule that names an uplink ECMP loaded above its siblings.
 const ECMP_CHECK: &str = "counters.ecmp_balance";
+/// The second pass's finding on a suspect (`runner::retest`): `ok` clears
+/// it, `deviation` confirms it.
+pub const RETEST_CHECK: &str = "localise.retest";
+/// Bisection's finding on a node that fails a collective with a healthy
+/// reference (`runner::bisect`): any of its NICs or cables may be why.
+pub const BISECT_CHECK: &str = "collective.bisect";
+/// The verdict kind of the second pass's and bisection's findings: not
+/// traffic, so their components are read from the findings alone.
+pub const LOCALISE_KIND: &str = "localise";
 
 /// One component to blame.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -73,6 +82,10 @@ pub struct Suspect {
     pub evidence: Vec<String>,
     /// The failing results it explains: `test component`.
     pub results: Vec<ResultRef>,
+    /// Whether traffic implicates it (failing results or a peer
+    /// comparison), not only what a check read: only these are retested.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_traffic: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -94,6 +107,9 @@ pub struct Collision {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Localisation {
     pub suspects: Vec<Suspect>,
+    /// Suspects a retest against healthy partners cleared, with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cleared: Vec<Suspect>,
     pub collisions: Vec<Collision>,
     /// Failing results no component explains well enough to name.
     pub unexplained: Vec<ResultRef>,
@@ -192,6 +208,20 @@ impl<'a> Topo<'a> {
         }
     }
 
+    /// What a result over whole nodes touches (a collective, a bisection
+    /// finding): the nodes, their NICs and cables, and the rails.
+    fn nodes_touch(&self, nodes: &[String], into: &mut BTreeSet<Comp>) {
+        let set: BTreeSet<&str> = nodes.iter().map(String::as_str).collect();
+        for n in nodes {
+            into.insert(Comp::Node(n.clone()));
+        }
+        for nic in self.nic.values().filter(|n| set.contains(n.node.as_str())) {
+            into.insert(Comp::Nic(nic.name.clone()));
+            into.insert(Comp::Cable(nic.name.clone()));
+            into.insert(Comp::Rail(nic.rail));
+        }
+    }
+
     /// What traffic between `nics` touches: each NIC's own components, and
     /// when they sit on different leaves, those leaves' uplinks.
     fn traffic(&self, nics: &[String]) -> BTreeSet<Comp> {
@@ -261,7 +291,11 @@ impl<'a> Topo<'a> {
             } else if self.role.contains_key(part) {
                 t.insert(Comp::Switch(part.to_string()));
             } else if self.nodes.contains(part) {
-                t.insert(Comp::Node(part.to_string()));
+                if check == BISECT_CHECK {
+                    self.nodes_touch(&[part.to_string()], &mut t);
+                } else {
+                    t.insert(Comp::Node(part.to_string()));
+                }
             } else if let Some((sw, _)) = part
                 .split_once(':')
                 .filter(|(sw, _)| self.role.contains_key(sw))
@@ -348,11 +382,19 @@ pub fn localise(records: &[Record]) -> Localisation {
     let topo = Topo::new(topology);
     let mut obs: Vec<Obs> = Vec::new();
     let mut traffic: Vec<&VerdictRecord> = Vec::new();
+    let mut cleared: BTreeMap<&str, &str> = BTreeMap::new();
     for r in records {
         match r {
             Record::Verdict(v) if is_traffic(&v.kind) => {
                 traffic.push(v);
                 if let Some(o) = traffic_obs(&topo, v) {
+                    obs.push(o);
+                }
+            }
+            Record::Finding(f) if f.check == RETEST_CHECK => {
+                if f.outcome == Outcome::Ok {
+                    cleared.insert(f.component.as_str(), f.message.as_str());
+                } else if let Some(o) = finding_obs(&topo, f, observe_only) {
                     obs.push(o);
                 }
             }
@@ -365,7 +407,22 @@ pub fn localise(records: &[Record]) -> Localisation {
         }
     }
     obs.extend(peer_obs(&topo, &traffic));
-    explain_away(&topo, obs)
+    let mut loc = explain_away(&topo, obs);
+    // A suspect a retest cleared is listed as cleared; what it explained
+    // is left unexplained.
+    let (kept, gone): (Vec<Suspect>, Vec<Suspect>) = std::mem::take(&mut loc.suspects)
+        .into_iter()
+        .partition(|s| !cleared.contains_key(s.component.as_str()));
+    for mut s in gone {
+        loc.unexplained.extend(s.results.clone());
+        s.evidence
+            .insert(0, cleared[s.component.as_str()].to_string());
+        loc.cleared.push(s);
+    }
+    loc.unexplained.sort();
+    loc.unexplained.dedup();
+    loc.suspects = kept;
+    loc
 }
 
 fn traffic_obs(topo: &Topo, v: &VerdictRecord) -> Option<Obs> {
@@ -398,9 +455,9 @@ fn traffic_obs(topo: &Topo, v: &VerdictRecord) -> Option<Obs> {
             (topo.traffic(&nics), 1.0)
         }
         Parties::Nodes(nodes) => {
-            let mut t: BTreeSet<Comp> = nodes.iter().map(|n| Comp::Node(n.clone())).collect();
-            let rails: BTreeSet<u32> = topo.nic.values().map(|n| n.rail).collect();
-            t.extend(rails.into_iter().map(Comp::Rail));
+            // Any NIC or cable of its nodes can explain a collective.
+            let mut t = BTreeSet::new();
+            topo.nodes_touch(&nodes, &mut t);
             (t, 1.0 / nodes.len().max(1) as f64)
         }
     };
@@ -663,6 +720,7 @@ fn explain_away(topo: &Topo, obs: Vec<Obs>) -> Localisation {
         .collect();
     Localisation {
         suspects,
+        cleared: Vec::new(),
         collisions,
         unexplained,
     }
@@ -679,6 +737,7 @@ fn describe(
     let (component, kind) = topo.name(comp);
     let mut per_class: BTreeMap<&str, usize> = BTreeMap::new();
     let mut notes: Vec<(u8, &str)> = Vec::new();
+    let mut from_traffic = false;
     let mut results = Vec::new();
     for &i in explained {
         let o = &obs[i];
@@ -689,6 +748,7 @@ fn describe(
         if let Some(n) = &o.note {
             notes.push((o.rank, n));
         }
+        from_traffic |= o.rank > 0 && o.collision.is_none();
     }
     let mut evidence: Vec<String> = per_class
         .iter()
@@ -714,6 +774,7 @@ fn describe(
         score: (score * 100.0).round() / 100.0,
         evidence,
         results,
+        from_traffic,
     }
 }
 
@@ -971,6 +1032,26 @@ mod tests {
             named(&loc),
             vec![("nic", "gpu04:mlx5_0"), ("leaf", "r0-leaf1")]
         );
+    }
+
+    #[test]
+    fn a_suspect_a_retest_cleared_is_listed_as_cleared() {
+        let mut records = mesh(16, &|a, b| if a == 5 || b == 5 { 300.0 } else { 391.0 });
+        let mut f = finding(RETEST_CHECK, &nic(5), Outcome::Ok);
+        f = match f {
+            Record::Finding(mut x) => {
+                x.message = "cleared: all 1 retest pair(s) pass".into();
+                Record::Finding(x)
+            }
+            r => r,
+        };
+        records.push(f);
+        let loc = localise(&records);
+        assert!(loc.suspects.is_empty(), "{:?}", named(&loc));
+        assert_eq!(loc.cleared.len(), 1);
+        assert_eq!(loc.cleared[0].component, nic(5));
+        assert!(loc.cleared[0].evidence[0].starts_with("cleared"));
+        assert_eq!(loc.unexplained.len(), 15);
     }
 
     #[test]
