@@ -325,29 +325,7 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
                 }
             };
             let mut all: [&mut dyn crate::runner::Sink; 2] = [&mut sinks, &mut progress];
-            let mut outcome = engine
-                .run(cancel_rx.clone(), &mut all, &mut write_raw)
-                .await;
-            if i.suite.localise.retest && !outcome.interrupted {
-                let loc = crate::score::suspects::localise(&sinks.records);
-                let tainted = tainted_nics(&sinks.records, &loc);
-                let mut all: [&mut dyn crate::runner::Sink; 2] = [&mut sinks, &mut progress];
-                for v in engine
-                    .retest(&loc, &tainted, &cancel_rx, &mut all, &mut write_raw)
-                    .await
-                {
-                    outcome.counts.add(v.verdict);
-                    if crate::score::fails_gate(&i.suite.gate, v.verdict) {
-                        outcome.gate_passed = false;
-                    }
-                    let r = Record::Verdict(v);
-                    for s in all.iter_mut() {
-                        s.record(&r);
-                    }
-                }
-                outcome.interrupted |= *cancel_rx.borrow();
-            }
-            outcome
+            engine.run(cancel_rx, &mut all, &mut write_raw).await
         })
     }));
     let unhealed = control.as_ref().and_then(|c| {
@@ -441,49 +419,6 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
         eprintln!("rocegate: the run stopped early: {e}; results.jsonl holds every record written before it");
     }
     Ok(code)
-}
-
-/// NICs (`node:device`) that took part in a non-passing traffic result or
-/// sit in a suspect: never a retest's healthy partner.
-fn tainted_nics(
-    records: &[crate::report::events::Record],
-    loc: &crate::score::suspects::Localisation,
-) -> std::collections::BTreeSet<String> {
-    use crate::report::events::Record;
-    let mut out = std::collections::BTreeSet::new();
-    let mut add = |text: &str| {
-        for part in text.split("<-").flat_map(|p| p.split("<->")) {
-            let part = part.trim().trim_start_matches('>').trim();
-            if part.contains(':') {
-                out.insert(part.to_string());
-            }
-        }
-    };
-    for r in records {
-        if let Record::Verdict(v) = r {
-            if v.verdict != crate::score::Verdict::Pass {
-                add(&v.component);
-            }
-        }
-    }
-    for s in &loc.suspects {
-        add(&s.component);
-    }
-    // A suspect node's every NIC.
-    let nodes: std::collections::BTreeSet<&str> = loc
-        .suspects
-        .iter()
-        .filter(|s| s.kind == "node")
-        .map(|s| s.component.as_str())
-        .collect();
-    if let Some(rs) = crate::report::events::run_started(records) {
-        for n in &rs.topology.nics {
-            if nodes.contains(n.node.as_str()) {
-                out.insert(n.name.clone());
-            }
-        }
-    }
-    out
 }
 
 /// Rebuilds junit.xml, report.html and summary.json from a run directory.

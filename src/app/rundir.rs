@@ -241,6 +241,10 @@ impl crate::runner::Sink for RunSinks {
         }
     }
 
+    fn recorded(&self) -> Option<&[Record]> {
+        Some(&self.records)
+    }
+
     /// Every record is written (flushed to the kernel) as it comes; it is
     /// synced to disk once per round, so a power cut loses at most the round
     /// that was running, and a 20,000-step run does not wait on 20,000 syncs.

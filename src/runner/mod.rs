@@ -35,6 +35,11 @@ pub trait Sink {
         _steps: usize,
     ) {
     }
+    /// Every record so far, for a sink that keeps them (the run's log):
+    /// the second pass localises from them.
+    fn recorded(&self) -> Option<&[Record]> {
+        None
+    }
 }
 
 pub struct Engine<'a> {
@@ -344,6 +349,7 @@ impl Engine<'_> {
         let mut gate_passed = true;
         let mut interrupted = false;
         let mut faults_blocked: Option<String> = None;
+        let mut retested = false;
         let emit = |r: Record, sinks: &mut [&mut dyn Sink]| {
             for s in sinks.iter_mut() {
                 s.record(&r);
@@ -387,6 +393,14 @@ impl Engine<'_> {
                     break;
                 }
                 continue;
+            }
+            // The second pass runs after the traffic and before the first
+            // fault, on the fabric the traffic saw.
+            if matches!(test.kind, TestKind::Fault(_)) && !retested {
+                retested = true;
+                for v in self.second_pass(&cancel, sinks, write_raw).await {
+                    judged(v, sinks);
+                }
             }
             if let TestKind::Fault(f) = &test.kind {
                 // A fault left open changes the fabric every later fault
@@ -600,11 +614,38 @@ impl Engine<'_> {
                 }
             }
         }
+        if !retested && !interrupted {
+            for v in self.second_pass(&cancel, sinks, write_raw).await {
+                judged(v, sinks);
+            }
+        }
         Outcome {
             counts,
             gate_passed,
             interrupted,
         }
+    }
+
+    /// `localise: retest`: the suspects so far, from the records a sink
+    /// kept, run again against healthy partners.
+    async fn second_pass(
+        &self,
+        cancel: &Cancel,
+        sinks: &mut [&mut dyn Sink],
+        write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
+    ) -> Vec<VerdictRecord> {
+        if !self.suite.localise.retest || *cancel.borrow() {
+            return Vec::new();
+        }
+        let Some((loc, tainted)) = sinks.iter().find_map(|s| {
+            let records = s.recorded()?;
+            let loc = crate::score::suspects::localise(records);
+            let tainted = crate::score::suspects::tainted_nics(records, &loc);
+            Some((loc, tainted))
+        }) else {
+            return Vec::new();
+        };
+        self.retest(&loc, &tainted, cancel, sinks, write_raw).await
     }
 }
 

@@ -1,4 +1,5 @@
-//! The second pass (suite `localise: {retest: true}`): after the plan, each
+//! The second pass (suite `localise: {retest: true}`): after the traffic
+//! tests and before the first fault (on the fabric the traffic saw), each
 //! NIC, cable or node suspect that traffic implicates (a configuration
 //! finding is not cleared by traffic) is run again against partners that passed
 //! everything, on the same rail and on another leaf where there is one, so

@@ -778,6 +778,43 @@ fn describe(
     }
 }
 
+/// NICs (`node:device`) in a suspect (every NIC of a suspect node) or in
+/// a failing result no suspect explains: never a retest's healthy partner.
+pub fn tainted_nics(records: &[Record], loc: &Localisation) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    let mut add = |text: &str| {
+        for part in text.split("<-").flat_map(|p| p.split("<->")) {
+            let part = part.trim().trim_start_matches('>').trim();
+            if part.contains(':') {
+                out.insert(part.to_string());
+            }
+        }
+    };
+    // A NIC whose failures a suspect explains is as healthy as anyone
+    // knows; one in a failure nobody explains is not.
+    for r in &loc.unexplained {
+        add(&r.component);
+    }
+    for s in &loc.suspects {
+        add(&s.component);
+    }
+    // A suspect node's every NIC.
+    let nodes: std::collections::BTreeSet<&str> = loc
+        .suspects
+        .iter()
+        .filter(|s| s.kind == "node")
+        .map(|s| s.component.as_str())
+        .collect();
+    if let Some(rs) = crate::report::events::run_started(records) {
+        for n in &rs.topology.nics {
+            if nodes.contains(n.node.as_str()) {
+                out.insert(n.name.clone());
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
