@@ -376,7 +376,7 @@ fn main() {
     let cmp = rocegate::score::compare::compare(&profile, &profile, 0.05, 3.0);
     let t_compare = t.elapsed();
     let judge_rss = reset
-        .then(|| vm_hwm_bytes())
+        .then(vm_hwm_bytes)
         .flatten()
         .map(|hwm| hwm.saturating_sub(rss_before_judge));
     let (nsuspects, nrows) = (loc.suspects.len(), cmp.rows.len());

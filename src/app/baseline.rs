@@ -199,7 +199,7 @@ fn describe(p: &Profile) -> String {
 }
 
 pub fn compare(a: &CompareArgs) -> Result<i32, AppError> {
-    if !(a.alpha > 0.0 && a.alpha < 1.0) || !(a.tolerance >= 0.0 && a.tolerance.is_finite()) {
+    if !(a.alpha > 0.0 && a.alpha < 1.0 && a.tolerance >= 0.0 && a.tolerance.is_finite()) {
         return Err(AppError::Input(format!(
             "--alpha {} must lie in (0, 1) and --tolerance {} must be 0 or more",
             a.alpha, a.tolerance

@@ -294,14 +294,14 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
         rt.block_on(async {
             let mut rs = engine.run_started(a.narrow.seed, rfc3339(started));
             let n = narrowing(&a.narrow);
-            rs.inputs = Some(crate::report::events::RunInputs {
+            rs.inputs = Some(Box::new(crate::report::events::RunInputs {
                 inventory: i.inventory_text.clone(),
                 suite: i.suite_text.clone(),
                 only: n.only,
                 nodes: n.nodes,
                 exclude: n.exclude,
                 skip_faults: n.skip_faults,
-            });
+            }));
             let mut head = vec![Record::RunStarted(rs)];
             head.extend(preflight.into_iter().map(Record::Preflight));
             {

@@ -212,11 +212,11 @@ pub struct RunStarted {
     /// Where every NIC and switch sits, so that localisation
     /// (`score::suspects`) is a function of the log alone.
     #[serde(default, skip_serializing_if = "Topology::is_empty")]
-    pub topology: Topology,
+    pub topology: Box<Topology>,
     /// The inventory and suite as the run read them, and its narrowing,
     /// so `rocegate report` re-judges with exactly these.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub inputs: Option<RunInputs>,
+    pub inputs: Option<Box<RunInputs>>,
     /// Set by `rocegate report --suite`: the verdicts are not the run's own
     /// but the recorded samples judged against this suite.
     #[serde(default, skip_serializing_if = "Option::is_none")]

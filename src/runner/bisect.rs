@@ -41,7 +41,7 @@ impl Engine<'_> {
         let mut verdicts = Vec::new();
         let mut stopped = None;
         let mut run = 0;
-        while let Next::Run(idx) = b.next() {
+        while let Next::Run(idx) = b.next_run() {
             if *cancel.borrow() {
                 stopped = Some("the run was interrupted".to_string());
                 break;

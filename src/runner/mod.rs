@@ -211,7 +211,7 @@ impl Engine<'_> {
             coverage: serde_json::to_value(&self.plan.coverage).unwrap_or_default(),
             disruptive: serde_json::to_value(&self.plan.disruptions).unwrap_or_default(),
             partial: self.plan.partial.clone(),
-            topology: Topology::of(self.inv),
+            topology: Box::new(Topology::of(self.inv)),
             inputs: None,
             rejudged_with: None,
         }
@@ -491,9 +491,7 @@ impl Engine<'_> {
                             .capacity
                             .as_ref()
                             .and_then(|c| c.shares.get(ri)?.get(sample.step).copied());
-                        let p = pending
-                            .entry(sample.component.clone())
-                            .or_insert_with(Gathered::default);
+                        let p = pending.entry(sample.component.clone()).or_default();
                         p.line = line;
                         p.place = place;
                         if let Some(s) = share {

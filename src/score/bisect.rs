@@ -1,6 +1,6 @@
 //! Bisection of a failing collective: which nodes make it fail. Adaptive
 //! group testing over node sets (every subset keeps every rail: only nodes
-//! are split), as a state machine the engine drives: `next` names the next
+//! are split), as a state machine the engine drives: `next_run` names the next
 //! set to run, `record` takes whether it failed.
 //!
 //! - A set known to fail is halved and its first half run. If the half
@@ -94,7 +94,7 @@ impl Bisection {
         Next::Run(nodes)
     }
 
-    pub fn next(&mut self) -> Next {
+    pub fn next_run(&mut self) -> Next {
         if let Some(p) = &self.pending {
             return Next::Run(p.nodes.clone());
         }
@@ -171,12 +171,12 @@ impl Bisection {
                 return Next::Run(nodes);
             }
             self.out.unresolved.push(all);
-            return self.next();
+            return self.next_run();
         }
         self.run(all, None, None)
     }
 
-    /// Whether the run `next` named failed.
+    /// Whether the run `next_run` named failed.
     pub fn record(&mut self, failed: bool) {
         let Some(p) = self.pending.take() else {
             return;
@@ -231,7 +231,7 @@ mod tests {
     /// Bisects `n` nodes where a run fails when it holds a culprit.
     fn bisect(n: usize, culprits: &[usize]) -> Outcome {
         let mut b = Bisection::new((0..n).collect(), 10_000);
-        while let Next::Run(nodes) = b.next() {
+        while let Next::Run(nodes) = b.next_run() {
             b.record(nodes.iter().any(|x| culprits.contains(x)));
         }
         b.outcome()
@@ -270,7 +270,7 @@ mod tests {
     #[test]
     fn a_failure_only_the_whole_shows_names_nobody() {
         let mut b = Bisection::new((0..64).collect(), 100);
-        while let Next::Run(nodes) = b.next() {
+        while let Next::Run(nodes) = b.next_run() {
             b.record(nodes.len() == 64);
         }
         let o = b.outcome();
@@ -296,7 +296,7 @@ mod tests {
     fn the_budget_stops_it() {
         let mut b = Bisection::new((0..1024).collect(), 3);
         let mut runs = 0;
-        while let Next::Run(nodes) = b.next() {
+        while let Next::Run(nodes) = b.next_run() {
             runs += 1;
             b.record(nodes.contains(&5));
         }

@@ -862,7 +862,7 @@ mod tests {
             "gate_fail_on": ["fail"], "tests": [], "estimate_s": 0.0, "coverage": null
         }))
         .unwrap();
-        s.topology = topo;
+        s.topology = Box::new(topo);
         Record::RunStarted(s)
     }
 
