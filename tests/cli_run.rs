@@ -115,8 +115,22 @@ fn an_impossible_threshold_fails_the_gate_naming_each_pair() {
         String::from_utf8_lossy(&out.stderr)
     );
     let junit = read(dir.join("junit.xml"));
-    let failures = junit.matches("<failure").count();
+    let failures = junit.matches("<failure type=\"fail\"").count();
     assert_eq!(failures, 8, "one failure per rail-0 pair of 16 nodes");
+    // Each failure says what and against what in its text, not only in
+    // `message` (GitLab shows the text); the suspects have a suite.
+    assert!(junit.contains("min: 500"), "threshold in the failure text");
+    assert!(junit.contains("name=\"impossible.suspects\""));
+    let stamp = junit
+        .split("timestamp=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap();
+    assert_eq!(
+        stamp.len(),
+        19,
+        "Ant's YYYY-MM-DDTHH:MM:SS, no zone: {stamp}"
+    );
     for pair in [
         "gpu001:mlx5_0&lt;-&gt;gpu002:mlx5_0",
         "gpu015:mlx5_0&lt;-&gt;gpu016:mlx5_0",

@@ -41,7 +41,11 @@ assert root.tag == "testsuites", root.tag
 out = []
 for ts in root:
     assert ts.tag == "testsuite", ts.tag
-    for tc in ts:
+    for i, tc in enumerate(ts):
+        if tc.tag == "properties":
+            assert i == 0, "properties come first"
+            assert all(p.tag == "property" and p.get("name") for p in tc), "property"
+            continue
         assert tc.tag == "testcase", tc.tag
         kids = [k.tag for k in tc]
         for k in kids:

@@ -114,7 +114,9 @@ fn a_whole_run_is_not_partial() {
     assert!(skipped(&dir).is_empty());
     let summary: Value = serde_json::from_str(&read(dir.join("summary.json"))).unwrap();
     assert_eq!(summary["partial"], false);
-    assert!(!read(dir.join("junit.xml")).contains("<properties>"));
+    let junit = read(dir.join("junit.xml"));
+    assert!(!junit.contains("rocegate.partial"), "{junit:.600}");
+    assert!(junit.contains("<property name=\"rocegate.seed\""));
 }
 
 /// The last line of stderr that starts with `rocegate: `.

@@ -444,9 +444,25 @@ pub fn report(a: &crate::cli::ReportArgs) -> Result<i32, AppError> {
         eprintln!("rocegate: {}: {}", dir.display(), done.describe());
         return Ok(crate::exit::INCOMPLETE);
     }
-    Ok(crate::report::events::run_finished(&records)
-        .map(|f| f.exit_code)
-        .unwrap_or(crate::exit::INCOMPLETE))
+    let Some(f) = crate::report::events::run_finished(&records) else {
+        return Ok(crate::exit::INCOMPLETE);
+    };
+    let c = f.counts;
+    out(&format!(
+        "{}: {} pass, {} warn, {} fail, {} error, {} skipped -> exit {}\n",
+        if f.gate_passed {
+            "GATE PASSED"
+        } else {
+            "GATE FAILED"
+        },
+        c.pass,
+        c.warn,
+        c.fail,
+        c.error,
+        c.skipped,
+        f.exit_code
+    ));
+    Ok(f.exit_code)
 }
 
 /// The run's verdicts judged again from its samples and findings, with the

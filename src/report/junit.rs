@@ -19,7 +19,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use junit_report::{Duration, OffsetDateTime, ReportBuilder, TestCase, TestSuiteBuilder};
+use junit_report::{
+    Duration, OffsetDateTime, ReportBuilder, TestCase, TestCaseBuilder, TestSuiteBuilder,
+};
 
 use crate::config::suite::{Gate, VerdictName};
 use crate::score::{fails_gate, Verdict};
@@ -74,17 +76,49 @@ fn testcase(run_dir: &Path, gate: &Gate, suite: &str, v: &VerdictRecord) -> Test
     let time = Duration::seconds_f64(v.duration_s.max(0.0));
     let name = xml_safe(&v.component);
     let msg = xml_safe(&format!("{}: {}", v.component, v.message));
-    let mut tc = match v.verdict {
-        Verdict::Skipped => TestCase::skipped(&name),
-        Verdict::Error => TestCase::error(&name, time, "error", &msg),
-        verdict if fails_gate(gate, verdict) => {
-            TestCase::failure(&name, time, verdict.as_str(), &msg)
-        }
-        _ => TestCase::success(&name, time),
+    let (mut tc, bad) = match v.verdict {
+        Verdict::Skipped => (TestCaseBuilder::skipped(&name), false),
+        Verdict::Error => (TestCaseBuilder::error(&name, time, "error", &msg), true),
+        verdict if fails_gate(gate, verdict) => (
+            TestCaseBuilder::failure(&name, time, verdict.as_str(), &msg),
+            true,
+        ),
+        _ => (TestCaseBuilder::success(&name, time), false),
     };
     tc.set_classname(&xml_safe(&format!("{suite}.{}", v.test)));
+    if bad {
+        // The element's text, which CI shows (GitLab shows no `message`).
+        tc.set_trace(&cdata_safe(&details(v)));
+    }
     tc.set_system_out(&evidence_text(run_dir, v));
-    tc
+    tc.build()
+}
+
+/// A failure's details as text: what was measured against what, and
+/// where the evidence is.
+fn details(v: &VerdictRecord) -> String {
+    let mut out = format!("{} {}: {}\n", v.test, v.component, v.message);
+    if let Some(x) = v.value {
+        out += &format!("value: {x} {}\n", v.unit.as_deref().unwrap_or(""));
+    }
+    let t = &v.threshold;
+    for (k, x) in [
+        ("min", t.min),
+        ("max", t.max),
+        ("warn_min", t.warn_min),
+        ("warn_max", t.warn_max),
+    ] {
+        if let Some(x) = x {
+            out += &format!("{k}: {x}\n");
+        }
+    }
+    if let Some(b) = &t.basis {
+        out += &format!("threshold basis: {b}\n");
+    }
+    for e in v.evidence.iter().take(3) {
+        out += &format!("evidence: {e}\n");
+    }
+    out
 }
 
 /// One verdict per NIC: the worst over all pairs it was in.
@@ -206,25 +240,119 @@ pub fn render(records: &[Record], run_dir: &Path, rollup_limit: usize) -> Result
         ts.add_testcases(list.iter().map(|v| testcase(run_dir, &gate, suite, v)));
         report.add_testsuite(ts.build());
     }
+    // The suspects, one testcase each, named by component.
+    let loc = crate::score::suspects::localise(records);
+    if !loc.suspects.is_empty() {
+        let mut ts = TestSuiteBuilder::new(&xml_safe(&format!("{suite}.suspects")));
+        ts.set_timestamp(timestamp);
+        for (i, sp) in loc.suspects.iter().enumerate() {
+            let name = xml_safe(&format!("{} {}", sp.kind, sp.component));
+            let msg = xml_safe(&format!(
+                "suspect {} of {}: {} {} (score {:.2}, explains {} result(s))",
+                i + 1,
+                loc.suspects.len(),
+                sp.kind,
+                sp.component,
+                sp.score,
+                sp.results.len()
+            ));
+            let mut tc = TestCaseBuilder::failure(&name, Duration::ZERO, "suspect", &msg);
+            tc.set_classname(&xml_safe(&format!("{suite}.suspects")));
+            let mut text = sp.evidence.join("\n") + "\nresults:\n";
+            for r in sp.results.iter().take(50) {
+                text += &format!("  {} {}\n", r.test, r.component);
+            }
+            tc.set_trace(&cdata_safe(&text));
+            ts.add_testcase(tc.build());
+        }
+        report.add_testsuite(ts.build());
+    }
     let mut buf = Vec::new();
     report
         .build()
         .write_xml(&mut buf)
         .map_err(|e| format!("cannot write JUnit XML: {e}"))?;
     let xml = String::from_utf8(buf).map_err(|e| e.to_string())?;
-    Ok(match started.and_then(|s| s.partial.as_deref()) {
-        Some(n) => with_properties(
-            &xml,
-            &[("rocegate.partial", "true"), ("rocegate.narrowing", n)],
-        ),
-        None => xml,
-    })
+    let mut props: Vec<(&str, String)> = Vec::new();
+    if let Some(s) = started {
+        props.push(("rocegate.fabric", s.fabric.clone()));
+        props.push(("rocegate.suite", s.suite.clone()));
+        props.push(("rocegate.seed", s.seed.to_string()));
+        props.push(("rocegate.version", s.rocegate_version.clone()));
+        props.push(("rocegate.transport", s.transport.clone()));
+        if let Some(n) = &s.partial {
+            props.push(("rocegate.partial", "true".into()));
+            props.push(("rocegate.narrowing", n.clone()));
+        }
+    }
+    // Each test's wall time, from its first sample's start to its last end
+    // (its testcases overlap in time: their sum is not the test's time).
+    let mut wall: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+    for r in records {
+        if let Record::Sample(x) = r {
+            let e = wall
+                .entry(xml_safe(&format!("{suite}.{}", x.test)))
+                .or_insert((f64::MAX, f64::MIN));
+            e.0 = e.0.min(x.started_s);
+            e.1 = e.1.max(x.ended_s);
+        }
+    }
+    let stamp = ant_timestamp(timestamp);
+    Ok(suite_attributes(&xml, &props, &stamp, &|name| {
+        wall.get(name).map(|(a, b)| (b - a).max(0.0))
+    }))
 }
 
-/// `xml` with a `<properties>` block first in every `<testsuite>`.
-/// junit-report writes no properties; every attribute value it writes is
-/// escaped (`>` included), so the first `>` after `<testsuite ` ends the tag.
-fn with_properties(xml: &str, props: &[(&str, &str)]) -> String {
+/// `YYYY-MM-DDTHH:MM:SS` in UTC, without a zone, as the Ant JUnit schema's
+/// `timestamp` requires (junit-report writes RFC 3339).
+fn ant_timestamp(t: OffsetDateTime) -> String {
+    let t = t.to_offset(time::UtcOffset::UTC);
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second()
+    )
+}
+
+/// Replaces the value of attribute `key` in one start tag.
+fn set_attr(tag: &str, key: &str, value: &str) -> String {
+    let pat = format!(" {key}=\"");
+    match tag.find(&pat) {
+        Some(i) => {
+            let start = i + pat.len();
+            match tag[start..].find('"') {
+                Some(len) => format!("{}{value}{}", &tag[..start], &tag[start + len..]),
+                None => tag.to_string(),
+            }
+        }
+        None => tag.to_string(),
+    }
+}
+
+/// The value of attribute `key` in one start tag (still escaped).
+fn attr<'a>(tag: &'a str, key: &str) -> Option<&'a str> {
+    let pat = format!(" {key}=\"");
+    let start = tag.find(&pat)? + pat.len();
+    let len = tag[start..].find('"')?;
+    Some(&tag[start..start + len])
+}
+
+/// `xml` with every `<testsuite>` tag fixed: its `timestamp` in the Ant
+/// schema's form, its `time` the test's wall time where `wall` knows it
+/// (by the suite's escaped name), and a `<properties>` block first inside
+/// it. junit-report writes no properties; every attribute value it writes
+/// is escaped (`>` included), so the first `>` after `<testsuite ` ends
+/// the tag.
+fn suite_attributes(
+    xml: &str,
+    props: &[(&str, String)],
+    stamp: &str,
+    wall: &dyn Fn(&str) -> Option<f64>,
+) -> String {
     let block: String = props
         .iter()
         .map(|(k, v)| {
@@ -235,21 +363,29 @@ fn with_properties(xml: &str, props: &[(&str, &str)]) -> String {
             )
         })
         .collect();
-    let block = format!("<properties>{block}</properties>");
+    let block = if block.is_empty() {
+        String::new()
+    } else {
+        format!("<properties>{block}</properties>")
+    };
     let mut out = String::with_capacity(xml.len() + block.len() * 8);
     let mut rest = xml;
     while let Some(i) = rest.find("<testsuite ") {
         let Some(end) = rest[i..].find('>').map(|e| i + e) else {
             break;
         };
-        if rest[..end].ends_with('/') {
-            out.push_str(&rest[..end - 1]);
-            out.push('>');
-            out.push_str(&block);
+        out.push_str(&rest[..i]);
+        let closed = rest[..end].ends_with('/');
+        let mut tag = rest[i..if closed { end - 1 } else { end }].to_string();
+        tag = set_attr(&tag, "timestamp", stamp);
+        if let Some(t) = attr(&tag, "name").and_then(wall) {
+            tag = set_attr(&tag, "time", &format!("{t:.3}"));
+        }
+        out.push_str(&tag);
+        out.push('>');
+        out.push_str(&block);
+        if closed {
             out.push_str("</testsuite>");
-        } else {
-            out.push_str(&rest[..=end]);
-            out.push_str(&block);
         }
         rest = &rest[end + 1..];
     }
