@@ -67,17 +67,9 @@ impl Engine<'_> {
                     write_raw,
                 )
                 .await;
-            let mut g = Gathered {
-                share,
-                ..Default::default()
-            };
+            let mut g = Gathered::default();
             for (sample, line, place) in r.samples {
-                g.line = line;
-                g.place = place;
-                g.values.extend(sample.value);
-                g.failures.extend(sample.failure.clone());
-                g.evidence.extend(sample.raw.clone());
-                g.duration_s += (sample.ended_s - sample.started_s).max(0.0);
+                g.add(&sample, line, place, share);
                 for s in sinks.iter_mut() {
                     s.record(&Record::Sample(sample.clone()));
                 }

@@ -491,18 +491,10 @@ impl Engine<'_> {
                             .capacity
                             .as_ref()
                             .and_then(|c| c.shares.get(ri)?.get(sample.step).copied());
-                        let p = pending.entry(sample.component.clone()).or_default();
-                        p.line = line;
-                        p.place = place;
-                        if let Some(s) = share {
-                            if p.share.is_none_or(|old| s.value < old.value) {
-                                p.share = Some(s);
-                            }
-                        }
-                        p.values.extend(sample.value);
-                        p.failures.extend(sample.failure.clone());
-                        p.evidence.extend(sample.raw.clone());
-                        p.duration_s += (sample.ended_s - sample.started_s).max(0.0);
+                        pending
+                            .entry(sample.component.clone())
+                            .or_default()
+                            .add(&sample, line, place, share);
                         records.push(Record::Sample(sample));
                     }
                     if let (Some(plan), Some(outs)) = (&sampler, r.extra.first()) {

@@ -186,15 +186,13 @@ impl Engine<'_> {
             for (sample, _, _) in r.samples {
                 let si = sample.step;
                 let step = &round[si];
-                let g = Gathered {
-                    values: sample.value.into_iter().collect(),
-                    failures: sample.failure.clone().into_iter().collect(),
-                    evidence: sample.raw.clone(),
-                    duration_s: (sample.ended_s - sample.started_s).max(0.0),
-                    line: line_rate(self.inv, test, step),
-                    place: placement(self.inv, step),
-                    share: capacity.shares.get(ri).and_then(|s| s.get(si)).copied(),
-                };
+                let mut g = Gathered::default();
+                g.add(
+                    &sample,
+                    line_rate(self.inv, test, step),
+                    placement(self.inv, step),
+                    capacity.shares.get(ri).and_then(|s| s.get(si)).copied(),
+                );
                 for s in sinks.iter_mut() {
                     s.record(&Record::Sample(sample.clone()));
                 }

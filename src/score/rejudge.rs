@@ -125,17 +125,7 @@ fn traffic(
             order.push(s.component.clone());
             Gathered::default()
         });
-        g.line = line_rate(inv, test, step);
-        g.place = placement(inv, step);
-        if let Some(x) = share {
-            if g.share.is_none_or(|old| x.value < old.value) {
-                g.share = Some(x);
-            }
-        }
-        g.values.extend(s.value);
-        g.failures.extend(s.failure.clone());
-        g.evidence.extend(s.raw.clone());
-        g.duration_s += (s.ended_s - s.started_s).max(0.0);
+        g.add(s, line_rate(inv, test, step), placement(inv, step), share);
     }
     let mut out = Vec::new();
     let mut spread = Vec::new();

@@ -69,6 +69,31 @@ pub struct Gathered {
     pub share: Option<Share>,
 }
 
+impl Gathered {
+    /// Adds one sample of the component: its value or failure, raw files
+    /// and duration; where its step sits (`line`, `place`); and its fair
+    /// share, the lowest kept when the component runs in several rounds.
+    pub fn add(
+        &mut self,
+        sample: &crate::report::events::Sample,
+        line: Option<f64>,
+        place: Option<String>,
+        share: Option<Share>,
+    ) {
+        self.line = line;
+        self.place = place;
+        if let Some(x) = share {
+            if self.share.is_none_or(|old| x.value < old.value) {
+                self.share = Some(x);
+            }
+        }
+        self.values.extend(sample.value);
+        self.failures.extend(sample.failure.clone());
+        self.evidence.extend(sample.raw.clone());
+        self.duration_s += (sample.ended_s - sample.started_s).max(0.0);
+    }
+}
+
 /// The verdict on one component: a fabric failure fails, an
 /// infrastructure failure is an error, otherwise the median of the samples
 /// against the thresholds (of the line rate, or of the step's fair share).
