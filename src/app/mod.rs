@@ -305,7 +305,7 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
             let mut head = vec![Record::RunStarted(rs)];
             head.extend(preflight.into_iter().map(Record::Preflight));
             {
-                let mut all: [&mut dyn crate::runner::Sink; 2] = [&mut sinks, &mut progress];
+                let mut all: [&mut dyn crate::report::sink::Sink; 2] = [&mut sinks, &mut progress];
                 for r in &head {
                     for s in all.iter_mut() {
                         s.record(r);
@@ -324,7 +324,7 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
                     }
                 }
             };
-            let mut all: [&mut dyn crate::runner::Sink; 2] = [&mut sinks, &mut progress];
+            let mut all: [&mut dyn crate::report::sink::Sink; 2] = [&mut sinks, &mut progress];
             engine.run(cancel_rx, &mut all, &mut write_raw).await
         })
     }));
@@ -346,7 +346,7 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
     // The suite's baseline comparison, judged on what the run recorded.
     let mut gate_passed = outcome.gate_passed;
     if let (Some(spec), false) = (&i.suite.baseline, outcome.interrupted) {
-        use crate::runner::Sink;
+        use crate::report::sink::Sink;
         for v in baseline::run_verdicts(spec, &i.inventory.fabric.name, &sinks.records) {
             if crate::score::fails_gate(&i.suite.gate, v.verdict) {
                 gate_passed = false;
@@ -386,7 +386,7 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
         }),
     });
     {
-        use crate::runner::Sink;
+        use crate::report::sink::Sink;
         sinks.record(&fin);
         progress.record(&fin);
     }

@@ -222,7 +222,7 @@ impl RunSinks {
     }
 }
 
-impl crate::runner::Sink for RunSinks {
+impl crate::report::sink::Sink for RunSinks {
     fn record(&mut self, r: &Record) {
         // After a failure only run_finished is tried: if it lands, the log
         // says why it ends early; if not, it ends without one, which every

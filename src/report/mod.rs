@@ -11,4 +11,5 @@ pub mod junit;
 pub mod progress;
 pub mod raw;
 pub mod sanitize;
+pub mod sink;
 pub mod summary;

@@ -6,10 +6,10 @@ use std::io::IsTerminal;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::ProgressMode;
-use crate::runner::Sink;
 use crate::score::Verdict;
 
 use super::events::Record;
+use super::sink::Sink;
 
 pub struct Progress {
     mode: ProgressMode,

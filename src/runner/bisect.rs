@@ -11,11 +11,12 @@ use crate::plan::capacity::Share;
 use crate::plan::patterns::Collective;
 use crate::plan::Step;
 use crate::report::events::{Finding, Outcome, Record, VerdictRecord};
+use crate::report::sink::Sink;
 use crate::score::bisect::{Bisection, Next};
 use crate::score::values::Gathered;
 use crate::score::Verdict;
 
-use super::{component, Engine, Sink};
+use super::{component, Engine};
 
 /// Most collective runs one bisection takes unless the suite says.
 const DEFAULT_MAX_RUNS: usize = 24;

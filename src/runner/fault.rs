@@ -11,9 +11,10 @@ use crate::config::suite::WorkloadOutcome;
 use crate::exec::{Cancel, Invocation, InvocationOutput, StepCommands};
 use crate::fault::{self, live};
 use crate::report::events::*;
+use crate::report::sink::Sink;
 use crate::score::Verdict;
 
-use super::{component, sampler, Engine, Sink};
+use super::{component, sampler, Engine};
 
 /// The traffic is "back" at this fraction of its pre-fault level when the
 /// suite sets `recovers_within` without `min_fraction`.

@@ -11,6 +11,7 @@ use crate::config::model::Inventory;
 use crate::exec::{Cancel, StepCommands, Transport};
 use crate::plan::{render::pattern_name, Plan, Step};
 use crate::report::events::*;
+use crate::report::sink::Sink;
 use crate::score::values::Gathered;
 use crate::score::{Counts, Verdict};
 use crate::workload::measure::{self, Measurement};
@@ -22,25 +23,6 @@ mod fault;
 mod ledger;
 mod retest;
 mod sampler;
-
-/// Receives every record as it happens, and round boundaries for progress.
-pub trait Sink {
-    fn record(&mut self, r: &Record);
-    fn round_started(
-        &mut self,
-        _test: &str,
-        _round: usize,
-        _rounds: usize,
-        _rep: u32,
-        _steps: usize,
-    ) {
-    }
-    /// Every record so far, for a sink that keeps them (the run's log):
-    /// the second pass localises from them.
-    fn recorded(&self) -> Option<&[Record]> {
-        None
-    }
-}
 
 pub struct Engine<'a> {
     pub inv: &'a Inventory,

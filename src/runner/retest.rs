@@ -18,11 +18,12 @@ use crate::config::model::NicId;
 use crate::exec::Cancel;
 use crate::plan::Step;
 use crate::report::events::{Finding, Outcome, Record, VerdictRecord};
+use crate::report::sink::Sink;
 use crate::score::suspects::Localisation;
 use crate::score::values::{line_rate, placement, Gathered};
 use crate::score::Verdict;
 
-use super::{component, Engine, Sink};
+use super::{component, Engine};
 
 /// Rounds a retest may take (each as long as one step of its test).
 pub const MAX_ROUNDS: usize = 8;
