@@ -313,19 +313,8 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
                 }
             }
             sinks.provisional_junit();
-            let raw_dir = dir.clone();
-            let raw_failure = failure.clone();
-            let mut write_raw = |rel: &str, text: String| -> Option<String> {
-                match crate::report::raw::write(&raw_dir, rel, &text) {
-                    Ok(()) => Some(rel.to_string()),
-                    Err(e) => {
-                        raw_failure.fail(&raw_dir.join(rel), &e);
-                        None
-                    }
-                }
-            };
             let mut all: [&mut dyn crate::report::sink::Sink; 2] = [&mut sinks, &mut progress];
-            engine.run(cancel_rx, &mut all, &mut write_raw).await
+            engine.run(cancel_rx, &mut all).await
         })
     }));
     let unhealed = control.as_ref().and_then(|c| {

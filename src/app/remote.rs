@@ -228,7 +228,7 @@ pub fn audit_cmd(a: &AuditArgs) -> Result<i32, AppError> {
         "audit",
         &opts,
         cancel,
-        &mut |_, _| None,
+        &mut |_| None,
     ));
     let gate = crate::config::suite::Gate::default();
     let verdicts = crate::score::findings::verdicts(&gate, "audit", &findings);

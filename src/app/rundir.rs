@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::exit::AppError;
-use crate::report::events::Record;
+use crate::report::events::{RawOutput, Record};
 
 /// The claim file's name inside a run directory.
 pub const CLAIM: &str = "claim";
@@ -243,6 +243,20 @@ impl crate::report::sink::Sink for RunSinks {
 
     fn recorded(&self) -> Option<&[Record]> {
         Some(&self.records)
+    }
+
+    /// Each raw output in its own file under `raw/`; a write that fails
+    /// stops the run like a failed record.
+    fn raw(&mut self, out: &RawOutput) -> Option<String> {
+        let rel = crate::report::raw::rel_path_of(out);
+        let text = crate::report::raw::render(out.commands, out.outputs);
+        match crate::report::raw::write(&self.dir, &rel, &text) {
+            Ok(()) => Some(rel),
+            Err(e) => {
+                self.failure.fail(&self.dir.join(&rel), &e);
+                None
+            }
+        }
     }
 
     /// Every record is written (flushed to the kernel) as it comes; it is

@@ -23,7 +23,7 @@ use std::time::Duration;
 use crate::config::model::{End, Inventory, NodeId, SwitchId};
 use crate::config::suite::AuditSpec;
 use crate::exec::{Cancel, InvocationOutput, StepCommands, Transport};
-use crate::report::events::{Finding, Outcome};
+use crate::report::events::{Finding, Outcome, RawOutput, RawPart};
 use crate::switch::{self, Answer, Query};
 use cabling::{Heard, Observation};
 use checks::Seen;
@@ -125,8 +125,8 @@ fn queries_of(inv: &Inventory, t: &Target) -> Vec<Query> {
 type Answered = (Vec<Answer>, Option<String>, Option<String>);
 
 /// Runs the audit of `nodes` (and the switches they reach) through
-/// `transport` and returns its findings. `write_raw(rel, text)` stores a
-/// host's raw answers and returns their path for evidence.
+/// `transport` and returns its findings. `keep_raw` keeps a host's raw
+/// answers and returns where, for evidence.
 pub async fn run(
     transport: &dyn Transport,
     inv: &Inventory,
@@ -134,7 +134,7 @@ pub async fn run(
     test: &str,
     opts: &Options,
     cancel: Cancel,
-    write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
+    keep_raw: &mut dyn FnMut(&RawOutput) -> Option<String>,
 ) -> Vec<Finding> {
     let targets = targets(inv, nodes);
     let mut acc = Acc::default();
@@ -160,9 +160,15 @@ pub async fn run(
         let outs = transport.run_batch(&batch, cancel.clone()).await;
         for (b, ((t, qs), out)) in sent.iter().zip(outs).enumerate() {
             let o: InvocationOutput = out.first().cloned().unwrap_or_default();
-            let rel = crate::report::raw::rel_path(test, 0, 0, k);
+            let evidence = keep_raw(&RawOutput {
+                test,
+                round: 0,
+                rep: 0,
+                part: RawPart::Step(k),
+                commands: &batch[b],
+                outputs: &out,
+            });
             k += 1;
-            let evidence = write_raw(&rel, crate::report::raw::render(&batch[b], &out));
             let failure = o.failure.as_ref().map(|f| {
                 format!(
                     "{}: the audit's reads got no answer: {}",

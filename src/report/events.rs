@@ -162,6 +162,29 @@ pub fn run_finished(records: &[Record]) -> Option<&RunFinished> {
     })
 }
 
+/// Which raw file of a round an output is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RawPart {
+    /// The round's step at this index; past the last step, what ran beside
+    /// the steps (a fault's own commands).
+    Step(usize),
+    /// The counter ledger's closing snapshot, of the hosts its rules named.
+    Ledger,
+}
+
+/// Commands' output as they ran, for the run directory's `raw/`, where
+/// samples, findings and ledger records point at it. Not a line of
+/// results.jsonl: the raw file is its record.
+#[derive(Debug, Clone, Copy)]
+pub struct RawOutput<'a> {
+    pub test: &'a str,
+    pub round: usize,
+    pub rep: u32,
+    pub part: RawPart,
+    pub commands: &'a crate::exec::StepCommands,
+    pub outputs: &'a [crate::exec::InvocationOutput],
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InputFile {
     pub path: String,

@@ -6,9 +6,22 @@ use std::path::{Path, PathBuf};
 
 use crate::exec::{ExecFailure, InvocationOutput, StepCommands};
 
+use super::events::{RawOutput, RawPart};
+
 /// Relative path of a step's raw file inside the run directory.
 pub fn rel_path(test: &str, round: usize, rep: u32, step: usize) -> String {
     format!("raw/{test}/r{round:04}-x{rep:02}-s{step:05}.txt")
+}
+
+/// Where `out` is kept, relative to the run directory.
+pub fn rel_path_of(out: &RawOutput) -> String {
+    match out.part {
+        RawPart::Step(step) => rel_path(out.test, out.round, out.rep, step),
+        RawPart::Ledger => format!(
+            "raw/{}/r{:04}-x{:02}-ledger.txt",
+            out.test, out.round, out.rep
+        ),
+    }
 }
 
 pub fn render(cmds: &StepCommands, outs: &[InvocationOutput]) -> String {

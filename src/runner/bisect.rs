@@ -32,7 +32,6 @@ impl Engine<'_> {
         share: Option<Share>,
         cancel: &Cancel,
         sinks: &mut [&mut dyn Sink],
-        write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
     ) -> (Vec<VerdictRecord>, Vec<Finding>) {
         let as_test = format!("{}.bisect", test.name);
         let max = self.suite.localise.max_runs.unwrap_or(DEFAULT_MAX_RUNS);
@@ -65,7 +64,7 @@ impl Engine<'_> {
                     None,
                     &[],
                     cancel,
-                    write_raw,
+                    sinks,
                 )
                 .await;
             let mut g = Gathered::default();

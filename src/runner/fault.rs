@@ -11,7 +11,7 @@ use crate::config::suite::WorkloadOutcome;
 use crate::exec::{Cancel, Invocation, InvocationOutput, StepCommands};
 use crate::fault::{self, live};
 use crate::report::events::*;
-use crate::report::sink::Sink;
+use crate::report::sink::{keep_raw, Sink};
 use crate::score::Verdict;
 
 use super::{component, sampler, Engine};
@@ -116,7 +116,6 @@ impl Engine<'_> {
         f: &Fault,
         cancel: &Cancel,
         sinks: &mut [&mut dyn Sink],
-        write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
         also: &mut Vec<VerdictRecord>,
     ) -> (VerdictRecord, bool) {
         let what = fault::name(self.inv, f);
@@ -187,7 +186,7 @@ impl Engine<'_> {
                         Some(cover),
                         &sampler_steps,
                         cancel,
-                        write_raw,
+                        sinks,
                     ),
                     live::run(
                         self.transport,
@@ -222,7 +221,7 @@ impl Engine<'_> {
                         Some(cover),
                         &extra,
                         cancel,
-                        write_raw,
+                        sinks,
                     )
                     .await;
                 let outs = if r.extra.is_empty() {
@@ -234,16 +233,20 @@ impl Engine<'_> {
             }
         };
         // The fault's own commands are a sample too, with their raw output.
-        let rel = crate::report::raw::rel_path(&test.name, 0, 0, round.len());
         let fault_step = StepCommands {
             invocations: delivered.commands.iter().map(|c| c.0.clone()).collect(),
         };
         let fault_outs: Vec<InvocationOutput> =
             delivered.commands.iter().map(|c| c.1.clone()).collect();
-        let raw: Vec<String> =
-            write_raw(&rel, crate::report::raw::render(&fault_step, &fault_outs))
-                .into_iter()
-                .collect();
+        let out = RawOutput {
+            test: &test.name,
+            round: 0,
+            rep: 0,
+            part: RawPart::Step(round.len()),
+            commands: &fault_step,
+            outputs: &fault_outs,
+        };
+        let raw: Vec<String> = keep_raw(sinks, &out).into_iter().collect();
         let mut failed_steps: Vec<String> = Vec::new();
         let mut hung = 0usize;
         let mut completed = Vec::new();
@@ -328,7 +331,7 @@ impl Engine<'_> {
             // The fault's window: link-downs belong on what it took down.
             let flapped = super::ledger::flapped_links(self.inv, f);
             let (recs, fs, _) = self
-                .ledger_close(o, &test.name, (0, 0), &flapped, cancel, write_raw)
+                .ledger_close(o, &test.name, (0, 0), &flapped, cancel, sinks)
                 .await;
             let mut book = super::ledger::Book::default();
             book.add(&recs, &fs);
@@ -420,6 +423,7 @@ impl Engine<'_> {
             v.series = series;
             v.metric = Some("recovery_s".into());
             v.unit = Some("s".into());
+            v.threshold.max = within;
         }
         notes.extend(
             delivered

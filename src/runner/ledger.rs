@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use crate::exec::{Cancel, InvocationOutput, StepCommands};
 use crate::plan::Step;
-use crate::report::events::{CounterRecord, Finding, LedgerRecord};
+use crate::report::events::{CounterRecord, Finding, LedgerRecord, RawOutput, RawPart};
+use crate::report::sink::{keep_raw, Sink};
 
 use super::sampler;
 use super::Engine;
@@ -100,7 +101,7 @@ impl Engine<'_> {
         (ri, rep): (usize, u32),
         flapped: &[LinkId],
         cancel: &Cancel,
-        write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
+        sinks: &mut [&mut dyn Sink],
     ) -> (Vec<LedgerRecord>, Vec<Finding>, Opened) {
         let settle = sampler::settle(self.inv, &opened.steps);
         let (after, step, outs) = self
@@ -129,8 +130,15 @@ impl Engine<'_> {
             };
             let sub_outs: Vec<InvocationOutput> =
                 keep.iter().filter_map(|&k| outs.get(k).cloned()).collect();
-            let rel = format!("raw/{test}/r{ri:04}-x{rep:02}-ledger.txt");
-            if let Some(path) = write_raw(&rel, crate::report::raw::render(&sub, &sub_outs)) {
+            let out = RawOutput {
+                test,
+                round: ri,
+                rep,
+                part: RawPart::Ledger,
+                commands: &sub,
+                outputs: &sub_outs,
+            };
+            if let Some(path) = keep_raw(sinks, &out) {
                 for r in records
                     .iter_mut()
                     .filter(|r| named.contains(r.host.as_str()))

@@ -11,7 +11,7 @@ use crate::config::model::Inventory;
 use crate::exec::{Cancel, StepCommands, Transport};
 use crate::plan::{render::pattern_name, Plan, Step};
 use crate::report::events::*;
-use crate::report::sink::Sink;
+use crate::report::sink::{keep_raw, Sink};
 use crate::score::values::Gathered;
 use crate::score::{Counts, Verdict};
 use crate::workload::measure::{self, Measurement};
@@ -213,7 +213,7 @@ impl Engine<'_> {
         series: Option<f64>,
         extra: &[StepCommands],
         cancel: &Cancel,
-        write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
+        sinks: &mut [&mut dyn Sink],
     ) -> RoundResult {
         let mut ports = Ports::starting_at(match test.kind {
             TestKind::Iperf(_) => iperf::command::BASE_PORT,
@@ -268,10 +268,15 @@ impl Engine<'_> {
                         &outs,
                         crate::score::values::link_speed(self.inv, step),
                     );
-                    let rel = crate::report::raw::rel_path(as_test, ri, rep, si);
-                    let raw = write_raw(&rel, crate::report::raw::render(&cmds, &outs))
-                        .into_iter()
-                        .collect();
+                    let out = RawOutput {
+                        test: as_test,
+                        round: ri,
+                        rep,
+                        part: RawPart::Step(si),
+                        commands: &cmds,
+                        outputs: &outs,
+                    };
+                    let raw = keep_raw(sinks, &out).into_iter().collect();
                     let commands = cmds
                         .invocations
                         .iter()
@@ -319,14 +324,8 @@ impl Engine<'_> {
         }
     }
 
-    /// Runs the plan. `write_raw` stores a step's raw output and returns its
-    /// relative path; sinks receive every record.
-    pub async fn run(
-        &self,
-        cancel: Cancel,
-        sinks: &mut [&mut dyn Sink],
-        write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
-    ) -> Outcome {
+    /// Runs the plan; sinks receive every record and raw output.
+    pub async fn run(&self, cancel: Cancel, sinks: &mut [&mut dyn Sink]) -> Outcome {
         let mut counts = Counts::default();
         let mut gate_passed = true;
         let mut interrupted = false;
@@ -364,10 +363,7 @@ impl Engine<'_> {
                 break;
             }
             if let TestKind::Audit(spec) = &test.kind {
-                for v in self
-                    .run_audit(test, spec, &tp.nodes, &cancel, sinks, write_raw)
-                    .await
-                {
+                for v in self.run_audit(test, spec, &tp.nodes, &cancel, sinks).await {
                     judged(v, sinks);
                 }
                 if *cancel.borrow() {
@@ -380,7 +376,7 @@ impl Engine<'_> {
             // fault, on the fabric the traffic saw.
             if matches!(test.kind, TestKind::Fault(_)) && !retested {
                 retested = true;
-                for v in self.second_pass(&cancel, sinks, write_raw).await {
+                for v in self.second_pass(&cancel, sinks).await {
                     judged(v, sinks);
                 }
             }
@@ -394,9 +390,7 @@ impl Engine<'_> {
                     continue;
                 }
                 let mut also = Vec::new();
-                let (v, left_open) = self
-                    .run_fault(test, f, &cancel, sinks, write_raw, &mut also)
-                    .await;
+                let (v, left_open) = self.run_fault(test, f, &cancel, sinks, &mut also).await;
                 if left_open {
                     faults_blocked = Some(format!(
                         "test \"{}\" left a fault open (run `rocegate recover`)",
@@ -464,7 +458,7 @@ impl Engine<'_> {
                             None,
                             &extra,
                             &cancel,
-                            write_raw,
+                            sinks,
                         )
                         .await;
                     let mut records = Vec::new();
@@ -503,7 +497,7 @@ impl Engine<'_> {
                             (ri, test.repeat.saturating_sub(1)),
                             &[],
                             &cancel,
-                            write_raw,
+                            sinks,
                         )
                         .await;
                     book.add(&recs, &fs);
@@ -570,9 +564,7 @@ impl Engine<'_> {
             }
             if self.suite.localise.bisect {
                 for (c, share) in failed_collectives {
-                    let (verdicts, findings) = self
-                        .bisect(test, &c, share, &cancel, sinks, write_raw)
-                        .await;
+                    let (verdicts, findings) = self.bisect(test, &c, share, &cancel, sinks).await;
                     for f in findings {
                         emit(Record::Finding(f), sinks);
                     }
@@ -587,7 +579,7 @@ impl Engine<'_> {
             }
         }
         if !retested && !interrupted {
-            for v in self.second_pass(&cancel, sinks, write_raw).await {
+            for v in self.second_pass(&cancel, sinks).await {
                 judged(v, sinks);
             }
         }
@@ -604,7 +596,6 @@ impl Engine<'_> {
         &self,
         cancel: &Cancel,
         sinks: &mut [&mut dyn Sink],
-        write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
     ) -> Vec<VerdictRecord> {
         if !self.suite.localise.retest || *cancel.borrow() {
             return Vec::new();
@@ -617,7 +608,7 @@ impl Engine<'_> {
         }) else {
             return Vec::new();
         };
-        self.retest(&loc, &tainted, cancel, sinks, write_raw).await
+        self.retest(&loc, &tainted, cancel, sinks).await
     }
 }
 
@@ -631,7 +622,6 @@ impl Engine<'_> {
         nodes: &[crate::config::model::NodeId],
         cancel: &Cancel,
         sinks: &mut [&mut dyn Sink],
-        write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
     ) -> Vec<VerdictRecord> {
         for s in sinks.iter_mut() {
             s.round_started(&test.name, 0, 1, 0, nodes.len());
@@ -653,7 +643,7 @@ impl Engine<'_> {
             &test.name,
             &opts,
             cancel.clone(),
-            write_raw,
+            &mut |out| keep_raw(sinks, out),
         )
         .await;
         for f in &findings {

@@ -38,7 +38,6 @@ impl Engine<'_> {
         tainted: &BTreeSet<String>,
         cancel: &Cancel,
         sinks: &mut [&mut dyn Sink],
-        write_raw: &mut dyn FnMut(&str, String) -> Option<String>,
     ) -> Vec<VerdictRecord> {
         let Some(tp) = self.plan.tests.iter().find(|tp| {
             let t = &self.suite.tests[tp.test];
@@ -181,7 +180,7 @@ impl Engine<'_> {
                     None,
                     &[],
                     cancel,
-                    write_raw,
+                    sinks,
                 )
                 .await;
             for (sample, _, _) in r.samples {
