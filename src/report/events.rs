@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::score::threshold::Resolved;
 use crate::score::{Counts, Verdict};
+use crate::workload::failure::StepFailure;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -350,14 +351,6 @@ impl Topology {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FailureRecord {
-    pub kind: String,
-    /// `fabric` (the fabric misbehaved: fail) or `infrastructure` (could not measure: error).
-    pub class: String,
-    pub message: String,
-}
-
 /// One execution of one step (a repetition of a round).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
@@ -372,7 +365,7 @@ pub struct Sample {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub failure: Option<FailureRecord>,
+    pub failure: Option<StepFailure>,
     /// Raw output files, relative to the run directory.
     pub raw: Vec<String>,
     pub commands: Vec<String>,

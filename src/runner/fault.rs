@@ -13,6 +13,7 @@ use crate::fault::{self, live};
 use crate::report::events::*;
 use crate::report::sink::{keep_raw, Sink};
 use crate::score::Verdict;
+use crate::workload::failure::StepFailure;
 
 use super::{component, sampler, Engine};
 
@@ -289,7 +290,7 @@ impl Engine<'_> {
             started_s: delivered.down_s.unwrap_or(0.0),
             ended_s: delivered.up_s.unwrap_or(0.0),
             value: None,
-            failure: (!problems.is_empty()).then(|| FailureRecord {
+            failure: (!problems.is_empty()).then(|| StepFailure {
                 kind: if delivered.open.is_empty() {
                     "fault_command".into()
                 } else {

@@ -14,6 +14,7 @@ use crate::report::events::*;
 use crate::report::sink::{keep_raw, Sink};
 use crate::score::values::Gathered;
 use crate::score::{Counts, Verdict};
+use crate::workload::failure::StepFailure;
 use crate::workload::measure::{self, Measurement};
 use crate::workload::ports::Ports;
 use crate::workload::{iperf, nccl, perftest};
@@ -241,7 +242,7 @@ impl Engine<'_> {
             let (m, raw, commands, hosts, started, ended) = match b {
                 Err(e) => (
                     Measurement {
-                        failure: Some(FailureRecord {
+                        failure: Some(StepFailure {
                             kind: "invalid_step".into(),
                             class: "infrastructure".into(),
                             message: e,

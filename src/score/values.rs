@@ -6,7 +6,8 @@ use crate::config::check_suite::{Test, TestKind};
 use crate::config::model::{Inventory, NicId};
 use crate::plan::capacity::Share;
 use crate::plan::Step;
-use crate::report::events::{FailureRecord, VerdictRecord};
+use crate::report::events::VerdictRecord;
+use crate::workload::failure::StepFailure;
 
 use super::threshold::{judge, median, resolve, resolve_fair};
 use super::Verdict;
@@ -59,7 +60,7 @@ pub fn link_speed(inv: &Inventory, step: &Step) -> Option<f64> {
 #[derive(Default)]
 pub struct Gathered {
     pub values: Vec<f64>,
-    pub failures: Vec<FailureRecord>,
+    pub failures: Vec<StepFailure>,
     pub evidence: Vec<String>,
     pub duration_s: f64,
     pub line: Option<f64>,

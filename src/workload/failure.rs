@@ -6,7 +6,7 @@
 //! something wrong), an infrastructure failure makes it ERROR (the harness could
 //! not measure). This module does not decide verdicts; `score` does, from the class.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What went wrong, as recognised from a tool's output.
 ///
@@ -149,6 +149,20 @@ impl Failure {
     pub fn verdict_class(&self) -> FailureClass {
         self.class
     }
+}
+
+/// Why a step has no value, as its sample records it and every report
+/// reads it: a [`Failure`] a parser recognised (its host named in the
+/// message), or one the harness met running the step. `kind` is a
+/// [`FailureKind`] name or one of the harness's own: `unreachable`,
+/// `auth_refused`, `cancelled`, `transport`, `timed_out`, `invalid_step`,
+/// `fault_command`, `fault_open`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepFailure {
+    pub kind: String,
+    /// `fabric` (the fabric misbehaved: fail) or `infrastructure` (could not measure: error).
+    pub class: String,
+    pub message: String,
 }
 
 /// Recognises failures that any tool's output may contain, whatever the tool:

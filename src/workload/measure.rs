@@ -7,8 +7,7 @@ use serde_json::json;
 
 use crate::config::suite::Metric;
 use crate::exec::{ExecFailure, InvocationOutput, Role, StepCommands};
-use crate::report::events::FailureRecord;
-use crate::workload::failure::{Failure, FailureClass};
+use crate::workload::failure::{Failure, FailureClass, StepFailure};
 use crate::workload::iperf::parse as iperf;
 use crate::workload::nccl::parse as nccl;
 use crate::workload::perftest::parse as perftest;
@@ -16,7 +15,7 @@ use crate::workload::perftest::parse as perftest;
 #[derive(Debug, Clone, Default)]
 pub struct Measurement {
     pub value: Option<f64>,
-    pub failure: Option<FailureRecord>,
+    pub failure: Option<StepFailure>,
     pub details: serde_json::Value,
     /// `(t_s, value)`: the end of each interval on the transport clock (the
     /// clock of `InvocationOutput::started_s`), and the metric over that
@@ -83,8 +82,8 @@ fn spans_back_from(ended_s: f64, d: f64, values: &[f64]) -> Spans {
         .collect()
 }
 
-fn record(f: &Failure, host: &str) -> FailureRecord {
-    FailureRecord {
+fn record(f: &Failure, host: &str) -> StepFailure {
+    StepFailure {
         kind: f.kind.as_str().to_string(),
         class: class_name(f.class),
         message: format!("{host}: {}", f.message),
@@ -98,8 +97,8 @@ fn class_name(c: FailureClass) -> String {
     }
 }
 
-fn infra(kind: &str, message: String) -> FailureRecord {
-    FailureRecord {
+fn infra(kind: &str, message: String) -> StepFailure {
+    StepFailure {
         kind: kind.into(),
         class: "infrastructure".into(),
         message,
@@ -107,7 +106,7 @@ fn infra(kind: &str, message: String) -> FailureRecord {
 }
 
 /// A transport-level failure that leaves nothing to parse.
-fn exec_failure(f: &ExecFailure, host: &str, argv0: &str) -> Option<FailureRecord> {
+fn exec_failure(f: &ExecFailure, host: &str, argv0: &str) -> Option<StepFailure> {
     Some(match f {
         ExecFailure::Unreachable(m) => infra("unreachable", format!("{host}: unreachable: {m}")),
         ExecFailure::AuthRefused(m) => infra(
@@ -129,8 +128,8 @@ fn exec_failure(f: &ExecFailure, host: &str, argv0: &str) -> Option<FailureRecor
 /// was never set up, so whatever its peer saw (a client finding no server
 /// is "no route" or "refused") says nothing about the fabric. Then fabric
 /// failures, which are the finding; then the other infrastructure ones.
-fn first_failure(mut failures: Vec<FailureRecord>) -> Option<FailureRecord> {
-    let rank = |f: &FailureRecord| match f.kind.as_str() {
+fn first_failure(mut failures: Vec<StepFailure>) -> Option<StepFailure> {
+    let rank = |f: &StepFailure| match f.kind.as_str() {
         "unreachable" | "auth_refused" | "missing_binary" => 0,
         _ if f.class == "fabric" => 1,
         _ => 2,
@@ -197,7 +196,7 @@ pub fn perftest_step(
     let mut facts = Vec::new();
     let mut spans: Vec<Spans> = Vec::new();
     // Fabric failures win over infrastructure ones: they are the finding.
-    let mut failures: Vec<FailureRecord> = Vec::new();
+    let mut failures: Vec<StepFailure> = Vec::new();
     let windows = windows_of(cmds);
     for (inv, out) in cmds.invocations.iter().zip(outs) {
         let tool = tool_name(&inv.argv);
@@ -352,7 +351,7 @@ pub fn iperf_step(
     let mut version = None;
     let mut spans: Vec<Spans> = Vec::new();
     // Fabric failures win over infrastructure ones: they are the finding.
-    let mut failures: Vec<FailureRecord> = Vec::new();
+    let mut failures: Vec<StepFailure> = Vec::new();
     for (inv, out) in cmds.invocations.iter().zip(outs) {
         let tool = tool_name(&inv.argv);
         if let Some(f) = out
