@@ -21,9 +21,10 @@ pub mod faults;
 pub mod inventory;
 pub mod remote;
 pub mod rundir;
+pub mod session;
 pub mod shell;
 
-use rundir::{stamp, write_outputs};
+use rundir::write_outputs;
 
 pub fn validate(args: &InputArgs) -> Result<i32, AppError> {
     let i = inputs::load(args.inventory.as_deref(), args.suite.as_deref())?;
@@ -203,211 +204,12 @@ fn production_note(plan: &Plan, inv: &crate::config::model::Inventory) -> Option
     })
 }
 
+/// `rocegate run`: checked, the fabric held, recorded, run, finished
+/// (each step in [`session`]).
 pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
-    use crate::report::events::{Record, RunFinished};
-
-    parse_deadline(a.narrow.deadline.as_deref())?;
-    let i = inputs::load_seeded(
-        a.input.inventory.as_deref(),
-        a.input.suite.as_deref(),
-        a.narrow.seed,
-    )?;
-    let p = plan::build(&i.suite, &i.inventory, &narrowing(&a.narrow), a.narrow.seed)?;
-    check_deadline(&p, a.narrow.deadline.as_deref())?;
-    check_disruptive(&p, &i.inventory, a.allow_disruptive)?;
-    if !(a.pace >= 0.0 && a.pace.is_finite()) {
-        return Err(AppError::Input(format!(
-            "--pace {}: must be 0 (as fast as possible) or a positive number",
-            a.pace
-        )));
-    }
-    let started = utc_now();
-    let run_id = format!("{}-{}", stamp(started), std::process::id());
-    // One run at a time on a real fabric: the second refuses here, naming
-    // the first, before anything is touched. Held until this returns.
-    let fabric_lock = faults::lock_fabric(
-        &i.inventory,
-        a.journal.as_deref(),
-        &run_id,
-        &rfc3339(started),
-    )?;
-    let transport = remote::transport(&i.inventory, a.narrow.seed, a.pace, None)?;
-    // Faults on real devices are journaled; a journal with open faults
-    // (a killed run) stops the run before anything is touched.
-    let control = match &fabric_lock {
-        Some(held) => faults::open_for_run(
-            &i.inventory,
-            a.journal.as_deref(),
-            &run_id,
-            !p.disruptions.is_empty(),
-            held,
-        )?,
-        None => None,
-    };
-    let dir = rundir::claim_run_dir(a.out.as_deref(), &i.suite.name, started, &run_id)?;
-    let jsonl_path = dir.join("results.jsonl");
-    let jsonl = crate::report::jsonl::JsonlWriter::create(&jsonl_path).map_err(|e| {
-        AppError::Incomplete(format!("{}: cannot write: {e}", jsonl_path.display()))
-    })?;
-    let rt = remote::runtime()?;
-    // Ctrl-C and SIGTERM: start nothing new, stop what runs, keep what
-    // finished. A failed output write pulls the same cord.
-    let (cancel_tx, cancel_rx) = remote::cancel_channel(
-        &rt,
-        "rocegate: interrupted: stopping running steps, keeping finished results",
-    );
-    let failure = rundir::OutputFailure::new(cancel_tx);
-    let mut sinks = rundir::RunSinks {
-        jsonl,
-        path: jsonl_path,
-        records: Vec::new(),
-        failure: failure.clone(),
-        dir: dir.clone(),
-        current_test: None,
-    };
-    let mut progress = crate::report::progress::Progress::new(a.progress);
-    // Real hosts are asked first, all at once: who answers, what is
-    // installed, and the GID index of NICs set to `discover`.
-    let mut inv = i.inventory.clone();
-    let preflight = if remote::has_hosts(&inv) {
-        let targets = crate::audit::preflight::targets(&inv, &i.suite, &p);
-        let reports = rt.block_on(crate::audit::preflight::run(
-            transport.as_ref(),
-            &targets,
-            cancel_rx.clone(),
-        ));
-        crate::audit::preflight::resolve_gids(&mut inv, &reports);
-        reports
-    } else {
-        Vec::new()
-    };
-    let engine = crate::runner::Engine {
-        inv: &inv,
-        suite: &i.suite,
-        plan: &p,
-        transport: transport.as_ref(),
-        faults: control.as_ref(),
-        places: crate::score::counters::Places::new(&inv),
-    };
-    // A panic inside the engine still heals what it opened before exiting.
-    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        rt.block_on(async {
-            let mut rs = engine.run_started(a.narrow.seed, rfc3339(started));
-            let n = narrowing(&a.narrow);
-            rs.inputs = Some(Box::new(crate::report::events::RunInputs {
-                inventory: i.inventory_text.clone(),
-                suite: i.suite_text.clone(),
-                only: n.only,
-                nodes: n.nodes,
-                exclude: n.exclude,
-                skip_faults: n.skip_faults,
-            }));
-            let mut head = vec![Record::RunStarted(rs)];
-            head.extend(preflight.into_iter().map(Record::Preflight));
-            {
-                let mut all: [&mut dyn crate::report::sink::Sink; 2] = [&mut sinks, &mut progress];
-                for r in &head {
-                    for s in all.iter_mut() {
-                        s.record(r);
-                    }
-                }
-            }
-            sinks.provisional_junit();
-            let mut all: [&mut dyn crate::report::sink::Sink; 2] = [&mut sinks, &mut progress];
-            engine.run(cancel_rx, &mut all).await
-        })
-    }));
-    let unhealed = control.as_ref().and_then(|c| {
-        faults::heal_after_run(&rt, transport.as_ref(), c, &i.inventory.source.path).err()
-    });
-    let outcome = match run {
-        Ok(o) => o,
-        Err(panic) => {
-            if let Some(e) = &unhealed {
-                eprintln!("rocegate: {e}");
-            }
-            std::panic::resume_unwind(panic);
-        }
-    };
-    if let Some(e) = &unhealed {
-        eprintln!("rocegate: {e}");
-    }
-    // The suite's baseline comparison, judged on what the run recorded.
-    let mut gate_passed = outcome.gate_passed;
-    if let (Some(spec), false) = (&i.suite.baseline, outcome.interrupted) {
-        use crate::report::sink::Sink;
-        for v in baseline::run_verdicts(spec, &i.inventory.fabric.name, &sinks.records) {
-            if crate::score::fails_gate(&i.suite.gate, v.verdict) {
-                gate_passed = false;
-            }
-            let r = Record::Verdict(v);
-            sinks.record(&r);
-            progress.record(&r);
-        }
-    }
-    let write_failed = failure.get();
-    let incomplete = outcome.interrupted || unhealed.is_some() || write_failed.is_some();
-    let code = if incomplete {
-        crate::exit::INCOMPLETE
-    } else if gate_passed {
-        PASS
-    } else {
-        crate::exit::GATE_FAILED
-    };
-    // Counted from what was recorded: after a failed write, verdicts the
-    // engine made but results.jsonl does not hold are not claimed.
-    let mut counts = crate::score::Counts::default();
-    for r in &sinks.records {
-        if let Record::Verdict(v) = r {
-            counts.add(v.verdict);
-        }
-    }
-    let fin = Record::RunFinished(RunFinished {
-        ended_at: rfc3339(utc_now()),
-        interrupted: incomplete,
-        counts,
-        gate_passed: gate_passed && !incomplete,
-        exit_code: code,
-        reason: write_failed.clone().or(unhealed.clone()).or_else(|| {
-            outcome
-                .interrupted
-                .then(|| "interrupted by a signal".to_string())
-        }),
-    });
-    {
-        use crate::report::sink::Sink;
-        sinks.record(&fin);
-        progress.record(&fin);
-    }
-    drop(rt);
-    let dir_s = dir.display().to_string();
-    let list = crate::report::summary::terminal_list(&sinks.records, &dir_s);
-    if !list.is_empty() {
-        out(&format!("{list}\n"));
-    }
-    if let Err(e) = write_outputs(&dir, &sinks.records) {
-        eprintln!("rocegate: {e}");
-        return Ok(crate::exit::INCOMPLETE.max(code));
-    }
-    let c = counts;
-    let partial = p
-        .partial
-        .as_ref()
-        .map(|n| format!(" (PARTIAL RUN: {n}; {} test(s) skipped)", p.skipped.len()))
-        .unwrap_or_default();
-    out(&format!(
-        "{}{partial}: {} pass, {} warn, {} fail, {} error, {} skipped -> exit {code}\nreports: {dir_s}/ (junit.xml, report.html, results.jsonl, summary.json)\n",
-        if incomplete { "INCOMPLETE" } else if gate_passed { "GATE PASSED" } else { "GATE FAILED" },
-        c.pass,
-        c.warn,
-        c.fail,
-        c.error,
-        c.skipped
-    ));
-    if let Some(e) = &write_failed {
-        eprintln!("rocegate: the run stopped early: {e}; results.jsonl holds every record written before it");
-    }
-    Ok(code)
+    let mut session = session::Checked::new(a)?.hold()?.record()?;
+    let ran = session.execute();
+    session.finish(ran)
 }
 
 /// Rebuilds junit.xml, report.html and summary.json from a run directory.
