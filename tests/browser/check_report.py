@@ -98,6 +98,14 @@ def main():
             time.sleep(0.1)
             out["heat_link_target"] = driver.execute_script(
                 "var e=document.getElementById(arguments[0]);return e?e.className:null", href)
+        # A leaf x leaf cell draws just its two leaves' nodes on the canvas.
+        drill = driver.find_elements(By.CSS_SELECTOR, "a[data-drill][data-a]")
+        if drill:
+            driver.execute_script("arguments[0].click()", drill[0])
+            time.sleep(0.1)
+            out["drilled_cells"] = driver.execute_script(
+                "var c=document.getElementById(arguments[0]);return c?Number(c.getAttribute('data-drawn')):null",
+                drill[0].get_attribute("data-drill"))
         logs = driver.get_log("browser")
         out["console"] = [l["message"] for l in logs if l.get("level") in ("SEVERE", "WARNING")]
         out["canary"] = out["canary"] or driver.execute_script(

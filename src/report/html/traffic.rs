@@ -211,26 +211,26 @@ pub(super) fn heatmaps(ctx: &Ctx) -> String {
             let canvas = format!("heat-{t}");
             let _ = write!(
                 h,
-                "<p>{} nodes: leaf × leaf below (node pairs tested, failing); choose a cell to draw its nodes, or <button type=\"button\" data-drill=\"{canvas}\" data-label=\"whole pod\">the whole pod</button>.</p>",
+                "<p>{} nodes: leaf × leaf below, each cell the worst of its node pairs; choose a cell to draw its nodes below, or <button type=\"button\" data-drill=\"{canvas}\" data-label=\"whole pod\">the whole pod</button>.</p>",
                 nodes.len()
             );
             h.push_str("<table class=\"heat leafheat\"><thead><tr><th></th>");
-            for l in &leaves {
-                let _ = write!(h, "<th scope=\"col\">{}</th>", esc(l));
+            for (j, l) in leaves.iter().enumerate() {
+                let _ = write!(h, "<th scope=\"col\" title=\"{}\">{}</th>", esc(l), j + 1);
             }
             h.push_str("</tr></thead><tbody>");
             for (i, a) in leaves.iter().enumerate() {
-                let _ = write!(h, "<tr><th scope=\"row\">{}</th>", esc(a));
+                let _ = write!(h, "<tr><th scope=\"row\">{} {}</th>", i + 1, esc(a));
                 for (j, b) in leaves.iter().enumerate() {
                     match agg.get(&(i.min(j), i.max(j))) {
                         Some((n, bad, worst)) => {
                             let text = format!("{a} × {b}");
                             let _ = write!(
                                 h,
-                                "<td class=\"{}\"><a href=\"#{canvas}\" data-drill=\"{canvas}\" data-a=\"{i}\" data-b=\"{j}\" data-label=\"{}\" title=\"{}: {n} node pairs, {bad} failing\">{n}/{bad}</a></td>",
+                                "<td class=\"{}\"><a href=\"#{canvas}\" data-drill=\"{canvas}\" data-a=\"{i}\" data-b=\"{j}\" data-label=\"{}\" title=\"{t}: {n} node pairs, {bad} failing\" aria-label=\"{t}: {n} node pairs, {bad} failing\"></a></td>",
                                 bucket(worst, best),
                                 esc(&text),
-                                esc(&text)
+                                t = esc(&text)
                             );
                         }
                         None => h.push_str("<td class=\"hn\"></td>"),
