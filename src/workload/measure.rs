@@ -265,11 +265,24 @@ pub fn perftest_step(
                             ),
                         )),
                     }
-                    facts.push(json!({
+                    let mut fact = json!({
                         "host": inv.host, "tool": report.tool, "unit": report.unit, "link_type": report.link_type,
                         "gid_index": report.gid_index, "mtu": report.mtu, "qps": report.qps,
                         "rows": report.rows.len(), "warnings": report.warnings,
-                    }));
+                    });
+                    // A size sweep (`-a`): the metric per message size, for
+                    // the report's curves.
+                    if report.rows.len() > 1 {
+                        fact["curve"] = report
+                            .rows
+                            .iter()
+                            .map(|r| match r {
+                                perftest::PerftestRow::Bw(b) => json!([b.bytes, b.bw_avg_gbps]),
+                                perftest::PerftestRow::Lat(l) => json!([l.bytes, l.t_typical_us]),
+                            })
+                            .collect();
+                    }
+                    facts.push(fact);
                 }
             }
             Err(e) if out.exit == Some(0) || inv.role == Role::Client => failures.push(infra(

@@ -80,8 +80,15 @@ impl Chart {
         let y1 = nice_ceiling(y1.max(1e-9) * 1.05);
         let px = |x: f64| LEFT + (tx(scale, x) - x0) / (x1 - x0) * (W - LEFT - RIGHT);
         let py = |y: f64| H - BOTTOM - y.max(0.0) / y1 * (H - TOP - BOTTOM);
+        // The legend goes under the axis label, one line per curve.
+        let legend = if self.lines.len() > 1 {
+            self.lines.len().min(5)
+        } else {
+            0
+        };
+        let total_h = H + 14.0 * legend as f64;
         let mut s = format!(
-            "<svg viewBox=\"0 0 {W} {H}\" width=\"{W}\" height=\"{H}\" role=\"img\" aria-label=\"{}\"><title>{}</title>",
+            "<svg viewBox=\"0 0 {W} {total_h}\" width=\"{W}\" height=\"{total_h}\" role=\"img\" aria-label=\"{}\"><title>{}</title>",
             esc(&self.label),
             esc(&self.label)
         );
@@ -151,15 +158,19 @@ impl Chart {
                 esc(&l.name)
             );
         }
+        // The highest level's label sits above its rule, the others below
+        // theirs, so two close thresholds stay readable.
+        let top_level = self.levels.iter().map(|l| l.at).fold(f64::MIN, f64::max);
         for l in &self.levels {
             let y = py(l.at);
+            let ly = if l.at >= top_level { y - 3.0 } else { y + 11.0 };
             let _ = write!(
                 s,
                 "<line class=\"{}\" x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
                 l.class,
                 W - RIGHT,
                 W - RIGHT - 2.0,
-                y - 3.0,
+                ly,
                 esc(&l.label)
             );
         }
@@ -175,17 +186,17 @@ impl Chart {
                 esc(&m.label)
             );
         }
-        if self.lines.len() > 1 {
-            for (i, l) in self.lines.iter().enumerate().take(5) {
+        if legend > 0 {
+            for (i, l) in self.lines.iter().enumerate().take(legend) {
                 let _ = write!(
                     s,
                     "<line class=\"line{i}\" x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\"/><text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
                     LEFT + 8.0,
                     LEFT + 24.0,
                     LEFT + 28.0,
-                    TOP + 14.0 + 12.0 * i as f64,
+                    H + 12.0 + 14.0 * i as f64,
                     esc(&l.name),
-                    y = TOP + 10.0 + 12.0 * i as f64
+                    y = H + 8.0 + 14.0 * i as f64
                 );
             }
         }

@@ -356,7 +356,15 @@ pub(super) fn curves(ctx: &Ctx) -> String {
     for (name, vs) in by_test(ctx) {
         let mut lines: Vec<(f64, Line)> = Vec::new();
         for s in ctx.samples.iter().filter(|s| s.test == name) {
-            let Some(curve) = s.details.get("curve").and_then(|c| c.as_array()) else {
+            // nccl-tests' curve is the step's; perftest's is each client's
+            // (the first drawn).
+            let curve = s.details.get("curve").or_else(|| {
+                s.details
+                    .get("clients")
+                    .and_then(|c| c.as_array())
+                    .and_then(|c| c.iter().find_map(|c| c.get("curve")))
+            });
+            let Some(curve) = curve.and_then(|c| c.as_array()) else {
                 continue;
             };
             let pts: Vec<(f64, f64)> = curve
