@@ -5,8 +5,8 @@
 //! inventory path and tool output carrying `<script>` and `onerror`
 //! payloads) must load with no console error (a Content-Security-Policy
 //! violation is one), show every section their run has, and never fire the
-//! canary. Screenshots are kept under target/browser-screenshots/ for a
-//! person to read. Without chromium, chromedriver or selenium the tests say
+//! canary. Screenshots and the printed PDF are kept under
+//! target/browser-screenshots/ for a person to read. Without chromium, chromedriver or selenium the tests say
 //! so and skip.
 
 use std::path::{Path, PathBuf};

@@ -98,6 +98,12 @@ def main():
             time.sleep(0.1)
             out["heat_link_target"] = driver.execute_script(
                 "var e=document.getElementById(arguments[0]);return e?e.className:null", href)
+        # Printed: every collapsed section opens (beforeprint), controls hide.
+        pdf = driver.execute_cdp_cmd("Page.printToPDF", {"printBackground": True})
+        pdf_bytes = base64.b64decode(pdf["data"])
+        with open(shot.replace(".png", ".pdf"), "wb") as f:
+            f.write(pdf_bytes)
+        out["pdf_bytes"] = len(pdf_bytes)
         # A leaf x leaf cell draws just its two leaves' nodes on the canvas.
         drill = driver.find_elements(By.CSS_SELECTOR, "a[data-drill][data-a]")
         if drill:

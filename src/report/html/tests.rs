@@ -172,3 +172,144 @@ fn hostile_strings_in_every_field_reach_the_page_escaped() {
 }
 
 use super::super::events::{Finding, Outcome};
+
+/// A run_started record of `nodes` nodes, one NIC each on rail 0, eight
+/// nodes to a leaf.
+fn started(nodes: usize) -> Record {
+    let nics: Vec<serde_json::Value> = (0..nodes)
+        .map(|i| {
+            serde_json::json!({
+                "name": format!("n{i:04}:mlx5_0"), "node": format!("n{i:04}"), "rail": 0,
+                "speed_gbps": 400, "port": format!("leaf{:02}:swp{}", i / 8, i % 8 + 1)
+            })
+        })
+        .collect();
+    Record::RunStarted(
+        serde_json::from_value(serde_json::json!({
+            "rocegate_version": "0", "suite": "s", "fabric": "f", "environment": "lab",
+            "transport": "emulated", "seed": 1, "started_at": "2026-11-27T00:00:00Z",
+            "inventory": {"path": "i.yaml", "sha256": "0"}, "suite_file": {"path": "s.yaml", "sha256": "0"},
+            "gate_fail_on": ["fail", "error"], "tests": [], "estimate_s": 1.0, "coverage": {},
+            "topology": {"nics": nics, "switches": [], "fabric_links": []}
+        }))
+        .expect("a run_started record"),
+    )
+}
+
+fn pair(a: usize, b: usize, v: Verdict, value: f64) -> Record {
+    Record::Verdict(verdict(
+        &format!("n{a:04}:mlx5_0<->n{b:04}:mlx5_0"),
+        v,
+        value,
+    ))
+}
+
+#[test]
+fn a_small_pod_gets_a_heatmap_table_whose_cells_link_to_their_rows() {
+    let recs = vec![
+        started(16),
+        pair(0, 1, Verdict::Pass, 390.0),
+        pair(2, 3, Verdict::Fail, 100.0),
+    ];
+    let html = render(&recs, Path::new("/nonexistent"));
+    let heat = &html[html.find("id=\"heatmaps\"").expect("heatmaps")
+        ..html.find("id=\"distribution\"").expect("distribution")];
+    assert!(!heat.contains("<canvas"), "16 nodes need no canvas");
+    // The failing pair's cell, both ways round, leads to its row.
+    let fail_row = &html[..html
+        .find("<td>n0002:mlx5_0&lt;-&gt;n0003:mlx5_0</td>")
+        .expect("the failing row")];
+    let id = &fail_row[fail_row.rfind("<tr id=\"").expect("its row") + 8..];
+    let id = &id[..id.find('"').expect("id")];
+    assert_eq!(
+        heat.matches(&format!("<td class=\"h7\"><a href=\"#{id}\""))
+            .count(),
+        2,
+        "{heat}"
+    );
+    assert!(heat.contains("class=\"h0\""));
+}
+
+#[test]
+fn a_large_pod_gets_a_leaf_table_and_a_canvas_fed_by_json() {
+    let mut recs = vec![started(200)];
+    for i in (0..200).step_by(2) {
+        recs.push(pair(
+            i,
+            i + 1,
+            if i == 42 {
+                Verdict::Fail
+            } else {
+                Verdict::Pass
+            },
+            390.0,
+        ));
+    }
+    let html = render(&recs, Path::new("/nonexistent"));
+    assert!(html.contains("<canvas class=\"heat\" id=\"heat-0\""));
+    assert!(html.contains("<script type=\"application/json\" id=\"heatdata-0\">"));
+    // 25 leaves of eight nodes: a 25 x 25 leaf table, each pair within one leaf.
+    assert!(html.contains("data-drill=\"heat-0\" data-a=\"5\" data-b=\"5\""));
+    let data = &html[html.find("id=\"heatdata-0\">").expect("data") + 16..];
+    let data: serde_json::Value =
+        serde_json::from_str(&data[..data.find("</script>").expect("end")]).expect("JSON");
+    assert_eq!(data["nodes"].as_array().map(Vec::len), Some(200));
+    assert_eq!(data["cells"].as_array().map(Vec::len), Some(100));
+    assert!(data["cells"]
+        .as_array()
+        .expect("cells")
+        .iter()
+        .any(|c| c[0] == 42 && c[2] == "h7"));
+}
+
+#[test]
+fn a_fault_timeline_draws_the_fault_its_recovery_and_the_limit() {
+    let mut v = verdict("link flap n0001:mlx5_0", Verdict::Pass, 2.5);
+    v.test = "flap".into();
+    v.kind = "fault".into();
+    v.unit = Some("s".into());
+    v.threshold = Resolved {
+        max: Some(5.0),
+        ..Default::default()
+    };
+    v.series = (0..60)
+        .map(|t| {
+            (
+                80.0 + t as f64,
+                if (90..93).contains(&(80 + t)) {
+                    10.0
+                } else {
+                    300.0
+                },
+            )
+        })
+        .collect();
+    let fault = Sample {
+        test: "flap".into(),
+        component: "link flap n0001:mlx5_0".into(),
+        round: 0,
+        rep: 0,
+        step: 1,
+        started_s: 90.0,
+        ended_s: 92.0,
+        value: None,
+        failure: None,
+        raw: Vec::new(),
+        commands: Vec::new(),
+        hosts: Vec::new(),
+        details: serde_json::Value::Null,
+        series: Vec::new(),
+    };
+    let html = render(
+        &[Record::Sample(fault), Record::Verdict(v)],
+        Path::new("/nonexistent"),
+    );
+    let f = &html[html.find("id=\"faults\"").expect("the fault timeline")..];
+    assert!(
+        f.contains("fault 90.0 s to 92.0 s on the run's clock · recovery 2.50 s · limit 5.0 s"),
+        "{f}"
+    );
+    assert!(f.contains(">recovered 2.5 s</text>"));
+    assert!(f.contains(">limit 5.0 s</text>"));
+    assert!(f.contains("<rect class=\"fault\""));
+}
