@@ -243,10 +243,11 @@ fn threshold_text(v: &VerdictRecord) -> String {
     if let Some(x) = t.warn_max {
         parts.push(format!("warn above {x:.1}"));
     }
+    let mut s = parts.join(", ");
     if let Some(b) = &t.basis {
-        parts.push(format!("({b})"));
+        s += &format!(" ({b})");
     }
-    parts.join(", ")
+    s.trim_start().to_string()
 }
 
 /// The page. A pure function of the records and the raw files.
