@@ -233,11 +233,7 @@ const CANARY: &str = "<script>window.__canary=1</script><img src=x onerror=\"win
 /// hosts, tests, checks, counter names.
 fn poison(v: &mut Value) {
     match v {
-        Value::String(s) => {
-            if !s.starts_with("raw/") {
-                s.push_str(CANARY);
-            }
-        }
+        Value::String(s) if !s.starts_with("raw/") => s.push_str(CANARY),
         Value::Array(a) => a.iter_mut().for_each(poison),
         Value::Object(o) => {
             for (k, x) in o.iter_mut() {

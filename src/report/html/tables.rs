@@ -435,7 +435,7 @@ fn list_text(v: &serde_json::Value, cap: usize) -> String {
             } else if items.len() > cap {
                 format!(
                     "{} ({} in all)",
-                    crate::config::hostlist::compress(&items[..cap].to_vec()),
+                    crate::config::hostlist::compress(&items[..cap]),
                     items.len()
                 )
             } else {

@@ -18,7 +18,10 @@ use super::{by_test, esc, fmt_value, lower_is_worse, Ctx, VerdictRecord};
 const TABLE_NODES: usize = 128;
 
 /// The pair results of a test whose both ends are NICs of the topology.
-fn pair_tests<'a>(ctx: &Ctx<'a>) -> Vec<(String, Vec<(&'a VerdictRecord, &'a str, &'a str)>)> {
+/// A pair result and its two nodes.
+type Pair<'a> = (&'a VerdictRecord, &'a str, &'a str);
+
+fn pair_tests<'a>(ctx: &Ctx<'a>) -> Vec<(String, Vec<Pair<'a>>)> {
     by_test(ctx)
         .into_iter()
         .filter_map(|(name, vs)| {
