@@ -298,10 +298,10 @@ pub fn exec_cmd(a: &ExecArgs) -> Result<i32, AppError> {
                 }
             }
             if let Some(f) = &o.failure {
-                eprintln!("{h}: {f:?}");
+                eprintln!("{h}: {f}");
                 failed.insert(h.clone());
             } else if o.exit != Some(0) {
-                eprintln!("{h}: exit {:?}", o.exit);
+                eprintln!("{h}: {}", crate::exec::exit_text(o.exit));
                 failed.insert(h.clone());
             }
         }

@@ -359,7 +359,7 @@ pub fn parse(t: &Target, out: &InvocationOutput, sent: f64, received: f64) -> Ho
     }
     if r.hostname.is_empty() {
         let why = if out.stderr.trim().is_empty() {
-            format!("exit {:?} and no output", out.exit)
+            format!("{} and printed nothing", crate::exec::exit_text(out.exit))
         } else {
             crate::workload::text::excerpt(out.stderr.trim(), 200)
         };

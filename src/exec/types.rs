@@ -85,12 +85,42 @@ mod tests {
         assert_eq!(super::quote(""), "''");
         assert_eq!(super::quote("$(rm -rf /)"), "'$(rm -rf /)'");
     }
+
+    #[test]
+    fn exits_and_failures_read_as_text() {
+        assert_eq!(super::exit_text(Some(127)), "exited with status 127");
+        assert!(super::exit_text(None).starts_with("ended without an exit status"));
+        let f = super::ExecFailure::TimedOut("killed after 30s".into());
+        assert_eq!(f.to_string(), "timed out: killed after 30s");
+    }
 }
 
 /// The invocations of one step, started together.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepCommands {
     pub invocations: Vec<Invocation>,
+}
+
+impl Role {
+    /// Its name for a person (raw files, messages).
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Server => "server",
+            Role::Client => "client",
+            Role::Launcher => "launcher",
+            Role::Probe => "probe",
+        }
+    }
+}
+
+/// How a command ended, for a person: `exited with status 127`. Without
+/// a status the process was killed by a signal (the number is not kept)
+/// or never started.
+pub fn exit_text(exit: Option<i32>) -> String {
+    match exit {
+        Some(code) => format!("exited with status {code}"),
+        None => "ended without an exit status (killed by a signal, or never started)".to_string(),
+    }
 }
 
 /// Why a command could not produce a normal result.
@@ -109,6 +139,20 @@ pub enum ExecFailure {
     Cancelled(String),
     /// The transport itself failed (spawn error, I/O error).
     Transport(String),
+}
+
+/// What went wrong, for a person: `timed out: killed after 30s`.
+impl std::fmt::Display for ExecFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExecFailure::Unreachable(m) => write!(f, "unreachable: {m}"),
+            ExecFailure::AuthRefused(m) => write!(f, "authentication refused: {m}"),
+            ExecFailure::MissingBinary(m) => write!(f, "missing binary: {m}"),
+            ExecFailure::TimedOut(m) => write!(f, "timed out: {m}"),
+            ExecFailure::Cancelled(m) => write!(f, "cancelled: {m}"),
+            ExecFailure::Transport(m) => write!(f, "transport: {m}"),
+        }
+    }
 }
 
 /// What came back from one invocation.

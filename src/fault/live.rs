@@ -123,7 +123,7 @@ fn ok(o: &InvocationOutput) -> bool {
 /// Why a command did not succeed, in one line.
 pub fn why(o: &InvocationOutput) -> String {
     if let Some(f) = &o.failure {
-        return format!("{f:?}");
+        return f.to_string();
     }
     let err = o.stderr.trim();
     format!(

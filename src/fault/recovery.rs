@@ -38,7 +38,8 @@ pub fn analyse(
 ) -> Result<Recovery, String> {
     if let Some(p) = series.iter().find(|p| !p.0.is_finite() || !p.1.is_finite()) {
         return Err(format!(
-            "the series holds a value that is not a number: {p:?}"
+            "the series holds a value that is not a number: {} at {} s",
+            p.1, p.0
         ));
     }
     let mut series = series.to_vec();

@@ -462,8 +462,8 @@ pub fn disruption(
     }
     if !dark_rails.is_empty() && !limit.allow_rail_dark {
         refused.push(format!(
-            "takes rail {:?} dark (fabric.blast_radius.allow_rail_dark is false)",
-            dark_rails
+            "takes rail(s) {} dark (fabric.blast_radius.allow_rail_dark is false)",
+            list(&dark_rails)
         ));
     }
     let names = |v: &[NodeId]| {
@@ -483,6 +483,11 @@ pub fn disruption(
         fabric_links_down: fabric_down,
         refused: (!refused.is_empty()).then(|| refused.join("; ")),
     }
+}
+
+/// `0, 1, 3`: rail numbers for a person.
+fn list(xs: &[u32]) -> String {
+    xs.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]

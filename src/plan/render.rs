@@ -175,7 +175,7 @@ pub fn to_text(plan: &Plan, suite: &Suite, inv: &Inventory) -> String {
                 out += &format!("; {} leaf-spine link(s) down", d.fabric_links_down);
             }
             if !d.dark_rails.is_empty() {
-                out += &format!("; rail(s) {:?} go dark", d.dark_rails);
+                out += &format!("; rail(s) {} go dark", super::list(&d.dark_rails));
             }
             out += "\n";
             if let Some(r) = &d.refused {

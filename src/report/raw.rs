@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::exec::{ExecFailure, InvocationOutput, StepCommands};
+use crate::exec::{InvocationOutput, StepCommands};
 
 use super::events::{RawOutput, RawPart};
 
@@ -28,9 +28,9 @@ pub fn render(cmds: &StepCommands, outs: &[InvocationOutput]) -> String {
     let mut s = String::new();
     for (inv, out) in cmds.invocations.iter().zip(outs) {
         s += &format!(
-            "### host: {}\n### role: {:?}\n### command: {}\n",
+            "### host: {}\n### role: {}\n### command: {}\n",
             inv.host,
-            inv.role,
+            inv.role.name(),
             inv.command_line()
         );
         s += &format!(
@@ -42,15 +42,7 @@ pub fn render(cmds: &StepCommands, outs: &[InvocationOutput]) -> String {
                 .unwrap_or_else(|| "none".into())
         );
         if let Some(f) = &out.failure {
-            let text = match f {
-                ExecFailure::Unreachable(m) => format!("unreachable: {m}"),
-                ExecFailure::AuthRefused(m) => format!("authentication refused: {m}"),
-                ExecFailure::MissingBinary(m) => format!("missing binary: {m}"),
-                ExecFailure::TimedOut(m) => format!("timed out: {m}"),
-                ExecFailure::Cancelled(m) => format!("cancelled: {m}"),
-                ExecFailure::Transport(m) => format!("transport: {m}"),
-            };
-            s += &format!("### failure: {text}\n");
+            s += &format!("### failure: {f}\n");
         }
         s += "### stdout:\n";
         s += &out.stdout;

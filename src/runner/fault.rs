@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use crate::config::check_suite::{Fault, Test};
 use crate::config::suite::WorkloadOutcome;
+use crate::config::units::format_duration;
 use crate::exec::{Cancel, Invocation, InvocationOutput, StepCommands};
 use crate::fault::{self, live};
 use crate::report::events::*;
@@ -349,9 +350,9 @@ impl Engine<'_> {
         v.duration_s = (t_end - t_start).max(0.0);
         let times = delivered.repetitions;
         let schedule = format!(
-            "{what}: down {:?} at {:?}{}, during \"{}\"",
-            f.duration,
-            f.at,
+            "{what}: down {} at {}{}, during \"{}\"",
+            format_duration(f.duration),
+            format_duration(f.at),
             if times > 1 {
                 format!(", {times} times")
             } else {

@@ -256,7 +256,7 @@ impl SamplerPlan {
                 let (readings, error) = match (&o.failure, part.exit) {
                     (Some(f), _) => (
                         Vec::new(),
-                        Some(format!("{host}: {source} {device} not read: {f:?}")),
+                        Some(format!("{host}: {source} {device} not read: {f}")),
                     ),
                     (None, Some(0)) => match src.parse(&part.text) {
                         Ok(r) => (r, None),

@@ -6,7 +6,7 @@
 use serde_json::json;
 
 use crate::config::suite::Metric;
-use crate::exec::{ExecFailure, InvocationOutput, Role, StepCommands};
+use crate::exec::{exit_text, ExecFailure, InvocationOutput, Role, StepCommands};
 use crate::workload::failure::{Failure, FailureClass, StepFailure};
 use crate::workload::iperf::parse as iperf;
 use crate::workload::nccl::parse as nccl;
@@ -288,8 +288,9 @@ pub fn perftest_step(
             Err(e) if out.exit == Some(0) || inv.role == Role::Client => failures.push(infra(
                 "unrecognised",
                 format!(
-                    "{}: output of `{tool}` (exit {:?}) is not perftest output: {e}",
-                    inv.host, out.exit
+                    "{}: output of `{tool}` ({}) is not perftest output: {e}",
+                    inv.host,
+                    exit_text(out.exit)
                 ),
             )),
             // A server killed after its client finished may print nothing useful.
@@ -432,8 +433,9 @@ pub fn iperf_step(
             Err(e) => failures.push(infra(
                 "unrecognised",
                 format!(
-                    "{} (to {to}): output of `{tool}` (exit {:?}) is not iperf3 -J output: {e}",
-                    inv.host, out.exit
+                    "{} (to {to}): output of `{tool}` ({}) is not iperf3 -J output: {e}",
+                    inv.host,
+                    exit_text(out.exit)
                 ),
             )),
         }
@@ -479,8 +481,9 @@ pub fn nccl_step(
             m.failure = Some(infra(
                 "launcher_failure",
                 format!(
-                    "{}: `{tool}` (exit {:?}) printed no nccl-tests result: {e}",
-                    inv.host, out.exit
+                    "{}: `{tool}` ({}) printed no nccl-tests result: {e}",
+                    inv.host,
+                    exit_text(out.exit)
                 ),
             ));
             return m;

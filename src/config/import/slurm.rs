@@ -18,6 +18,17 @@ pub enum Form {
     Hostlist,
 }
 
+impl Form {
+    /// The command whose output this is.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Form::Scontrol => "scontrol show nodes",
+            Form::Sinfo => "sinfo",
+            Form::Hostlist => "hostlist",
+        }
+    }
+}
+
 pub fn detect(text: &str) -> Form {
     if text.contains("NodeName=") {
         Form::Scontrol
@@ -103,7 +114,7 @@ pub fn parse(file: &str, text: &str, partition: Option<&str>) -> Result<Imported
     if hosts.is_empty() {
         return Err(match partition {
             Some(p) => format!("{file}: no node is in partition {}", quote(p)),
-            None => format!("{file}: no nodes found in this {form:?} output"),
+            None => format!("{file}: no nodes found in this {} output", form.name()),
         });
     }
     if !down.is_empty() {

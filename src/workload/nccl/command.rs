@@ -38,8 +38,13 @@ pub fn nccl_env(
         .collect();
     if nics.is_empty() {
         return Err(format!(
-            "{} has no NIC on rails {rails:?}",
-            inv.nodes[*first].name
+            "{} has no NIC on rails {}",
+            inv.nodes[*first].name,
+            rails
+                .iter()
+                .map(|r| r.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     // `=` prefix: exact device names, not prefixes (mlx5_1 must not match mlx5_10).
