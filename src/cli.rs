@@ -205,6 +205,10 @@ pub struct RunArgs {
     /// else ~/.local/state/rocegate/journal/<fabric>.jsonl]
     #[arg(long)]
     pub journal: Option<String>,
+    /// At the end, every suspect and every result that did not pass, in
+    /// full with its evidence [default: the first 20 lines, grouped by test]
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -226,6 +230,10 @@ pub struct ReportArgs {
     /// changed)
     #[arg(long, short = 's')]
     pub suite: Option<String>,
+    /// Every suspect and every result that did not pass, in full with its
+    /// evidence [default: the first 20 lines, grouped by test]
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Args, Clone)]

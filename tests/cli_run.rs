@@ -107,7 +107,7 @@ fn an_impossible_threshold_fails_the_gate_naming_each_pair() {
     )
     .unwrap();
     let dir = tmp.path().join("run");
-    let out = run_to(&dir, &["--suite", suite.to_str().unwrap()]);
+    let out = run_to(&dir, &["--suite", suite.to_str().unwrap(), "--verbose"]);
     assert_eq!(
         out.status.code(),
         Some(1),

@@ -212,63 +212,46 @@ pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
     session.finish(ran)
 }
 
-/// Rebuilds junit.xml, report.html and summary.json from a run directory.
+/// Rebuilds junit.xml, report.html and summary.json from a run directory,
+/// then says what `run` said at its end, and exits with the gate's code.
 pub fn report(a: &crate::cli::ReportArgs) -> Result<i32, AppError> {
+    use crate::report::terminal;
     let dir = std::path::Path::new(&a.run_dir);
     let records =
         crate::report::jsonl::read(&dir.join("results.jsonl")).map_err(AppError::Input)?;
-    let records = rejudged(dir, records, a.suite.as_deref())?;
+    let (records, note) = rejudged(dir, records, a.suite.as_deref())?;
     // An empty log is a run killed before its first record: rebuilt, it
     // says so (incomplete, exit 3) like any other cut-short run.
     write_outputs(dir, &records).map_err(AppError::Incomplete)?;
-    println!(
-        "rebuilt {0}/junit.xml, {0}/report.html and {0}/summary.json from {1} records",
-        dir.display(),
-        records.len()
-    );
-    out(&crate::report::summary::suspects_text(
-        &crate::score::suspects::localise(&records),
-    ));
     // A cut-short run is never a pass, whatever its verdicts say.
     let done = crate::report::events::completeness(&records);
     if !done.complete {
         eprintln!("rocegate: {}: {}", dir.display(), done.describe());
-        return Ok(crate::exit::INCOMPLETE);
     }
-    let Some(f) = crate::report::events::run_finished(&records) else {
-        return Ok(crate::exit::INCOMPLETE);
-    };
-    let c = f.counts;
-    out(&format!(
-        "{}: {} pass, {} warn, {} fail, {} error, {} skipped -> exit {}\n",
-        if f.gate_passed {
-            "GATE PASSED"
-        } else {
-            "GATE FAILED"
-        },
-        c.pass,
-        c.warn,
-        c.fail,
-        c.error,
-        c.skipped,
-        f.exit_code
-    ));
-    Ok(f.exit_code)
+    let dir_s = dir.display().to_string();
+    out(&terminal::gate_text(&records));
+    if let Some(note) = note {
+        out(&format!("  {note}\n"));
+    }
+    out(&terminal::body(&records, &dir_s, a.verbose));
+    out(&terminal::reports_text(&dir_s, Some(records.len())));
+    Ok(terminal::exit_code(&records))
 }
 
 /// The run's verdicts judged again from its samples and findings, with the
 /// inventory, suite, seed and narrowing it recorded (`suite`: new
 /// expectations instead). A run that did not finish, or was recorded by a
-/// rocegate that kept no inputs, keeps its verdicts.
+/// rocegate that kept no inputs, keeps its verdicts. With `suite`, also
+/// the note that says so.
 fn rejudged(
     dir: &std::path::Path,
     records: Vec<crate::report::events::Record>,
     suite: Option<&str>,
-) -> Result<Vec<crate::report::events::Record>, AppError> {
+) -> Result<(Vec<crate::report::events::Record>, Option<String>), AppError> {
     use crate::report::events::{run_started, Record};
     let done = crate::report::events::completeness(&records);
     let Some(started) = run_started(&records).cloned() else {
-        return Ok(records);
+        return Ok((records, None));
     };
     let Some(recorded) = started.inputs.clone() else {
         if suite.is_some() {
@@ -277,7 +260,7 @@ fn rejudged(
                 dir.display()
             )));
         }
-        return Ok(records);
+        return Ok((records, None));
     };
     if !done.complete {
         if suite.is_some() {
@@ -287,7 +270,7 @@ fn rejudged(
                 done.describe()
             )));
         }
-        return Ok(records);
+        return Ok((records, None));
     }
     let label = format!("{} (recorded in results.jsonl)", started.inventory.path);
     let inv = crate::config::check::parse_inventory(&label, &recorded.inventory)
@@ -309,25 +292,26 @@ fn rejudged(
     };
     let p = plan::build(&s, &inv, &n, started.seed)?;
     let (mut judged, tests) = crate::score::rejudge::rejudge(&records, &s, &p, &inv);
-    if let Some(path) = suite {
-        for r in judged.iter_mut() {
-            if let Record::RunStarted(rs) = r {
-                rs.rejudged_with = Some(path.to_string());
-                rs.gate_fail_on = s
-                    .gate
-                    .fail_on
-                    .iter()
-                    .filter_map(|v| serde_json::to_value(v).ok()?.as_str().map(String::from))
-                    .collect();
-                rs.gate_observe_only = s.gate.observe_only.clone();
-            }
+    let Some(path) = suite else {
+        return Ok((judged, None));
+    };
+    for r in judged.iter_mut() {
+        if let Record::RunStarted(rs) = r {
+            rs.rejudged_with = Some(path.to_string());
+            rs.gate_fail_on = s
+                .gate
+                .fail_on
+                .iter()
+                .filter_map(|v| serde_json::to_value(v).ok()?.as_str().map(String::from))
+                .collect();
+            rs.gate_observe_only = s.gate.observe_only.clone();
         }
-        out(&format!(
-            "re-judged {} against {path} (not the run's own suite); fault, counter-ledger, bisection and baseline verdicts are as recorded\n",
-            tests.join(", ")
-        ));
     }
-    Ok(judged)
+    let note = format!(
+        "re-judged {} against {path} (not the run's own suite); fault, counter-ledger, bisection and baseline verdicts are as recorded",
+        tests.join(", ")
+    );
+    Ok((judged, Some(note)))
 }
 
 pub fn parse(a: &crate::cli::ParseArgs) -> Result<i32, AppError> {

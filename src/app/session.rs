@@ -13,7 +13,8 @@
 //! 4. [`Session::execute`]: preflight, the engine, and healing whatever
 //!    the run opened, however it ended.
 //! 5. [`Session::finish`]: the baseline comparison, the exit code, the
-//!    run_finished record, the outputs and what the terminal says.
+//!    run_finished record, the outputs and what the terminal says, gate
+//!    first.
 //!
 //! What each step does inside lives elsewhere (`faults`, `rundir`,
 //! `remote`, the runner); this file only orders them.
@@ -29,6 +30,7 @@ use crate::plan::{self, Plan};
 use crate::report::events::{Record, RunFinished, RunInputs};
 use crate::report::progress::Progress;
 use crate::report::sink::Sink;
+use crate::report::terminal;
 use crate::runner::Outcome;
 
 use super::rundir::{self, OutputFailure, RunSinks};
@@ -250,10 +252,20 @@ impl Session<'_> {
         }
     }
 
-    /// Judges the suite's baseline section on what the run recorded, closes
-    /// the log with run_finished, writes the outputs and says how it went.
-    /// Returns the exit code.
+    /// Closes the run and says how it went: the exit code.
     pub fn finish(mut self, ran: Ran) -> Result<i32, AppError> {
+        let (code, write_failed) = self.close(&ran);
+        let code = self.account(code);
+        if let Some(e) = &write_failed {
+            eprintln!("rocegate: the run stopped early: {e}; results.jsonl holds every record written before it");
+        }
+        Ok(code)
+    }
+
+    /// Judges the suite's baseline section on what the run recorded, and
+    /// closes the log with run_finished. Returns the exit code, and the
+    /// output write that failed during the run, if one did.
+    fn close(&mut self, ran: &Ran) -> (i32, Option<String>) {
         let mut gate_passed = ran.outcome.gate_passed;
         if !ran.outcome.interrupted {
             gate_passed &= self.judge_baseline();
@@ -290,6 +302,14 @@ impl Session<'_> {
         });
         self.sinks.record(&fin);
         self.progress.record(&fin);
+        (code, write_failed)
+    }
+
+    /// Writes junit.xml, report.html and summary.json, then prints the
+    /// account of the run (`report::terminal`), gate first. Reports that
+    /// cannot be written make the run incomplete, and that is its gate
+    /// line. Returns the exit code.
+    fn account(self, code: i32) -> i32 {
         let Session {
             held,
             dir,
@@ -298,35 +318,22 @@ impl Session<'_> {
             ..
         } = self;
         drop(rt);
-        let dir_s = dir.display().to_string();
-        let list = crate::report::summary::terminal_list(&sinks.records, &dir_s);
-        if !list.is_empty() {
-            out(&format!("{list}\n"));
+        let (dir_s, records) = (dir.display().to_string(), &sinks.records);
+        let verbose = held.checked.args.verbose;
+        match rundir::write_outputs(&dir, records) {
+            Ok(()) => {
+                out(&terminal::gate_text(records));
+                out(&terminal::body(records, &dir_s, verbose));
+                out(&terminal::reports_text(&dir_s, None));
+                code
+            }
+            Err(e) => {
+                eprintln!("rocegate: {e}");
+                out(&terminal::unwritten(records, &e));
+                out(&terminal::body(records, &dir_s, verbose));
+                INCOMPLETE.max(code)
+            }
         }
-        if let Err(e) = rundir::write_outputs(&dir, &sinks.records) {
-            eprintln!("rocegate: {e}");
-            return Ok(INCOMPLETE.max(code));
-        }
-        let c = counts;
-        let p = &held.checked.plan;
-        let partial = p
-            .partial
-            .as_ref()
-            .map(|n| format!(" (PARTIAL RUN: {n}; {} test(s) skipped)", p.skipped.len()))
-            .unwrap_or_default();
-        out(&format!(
-            "{}{partial}: {} pass, {} warn, {} fail, {} error, {} skipped -> exit {code}\nreports: {dir_s}/ (junit.xml, report.html, results.jsonl, summary.json)\n",
-            if incomplete { "INCOMPLETE" } else if gate_passed { "GATE PASSED" } else { "GATE FAILED" },
-            c.pass,
-            c.warn,
-            c.fail,
-            c.error,
-            c.skipped
-        ));
-        if let Some(e) = &write_failed {
-            eprintln!("rocegate: the run stopped early: {e}; results.jsonl holds every record written before it");
-        }
-        Ok(code)
     }
 
     /// The suite's baseline comparison, judged on what the run recorded and

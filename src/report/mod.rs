@@ -1,5 +1,6 @@
-//! Outputs: the event records and everything built from them (results.jsonl,
-//! raw output files, JUnit, HTML, summary.json, terminal progress).
+//! Outputs: the event records, the sink interface the engine writes them
+//! to, and everything built from them (results.jsonl, raw output files,
+//! JUnit, HTML, summary.json, terminal progress and the end-of-run account).
 
 pub mod audit;
 pub mod events;
@@ -13,3 +14,4 @@ pub mod raw;
 pub mod sanitize;
 pub mod sink;
 pub mod summary;
+pub mod terminal;
