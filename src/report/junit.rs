@@ -479,7 +479,7 @@ pub fn render(records: &[Record], run_dir: &Path, rollup_limit: usize) -> Result
         for r in &sp.results {
             ctx.suspects
                 .entry((r.test.as_str(), r.component.as_str()))
-                .or_insert_with(|| format!("{} {}", sp.kind, sp.component));
+                .or_insert_with(|| sp.label());
         }
     }
     let mut report = ReportBuilder::new();
@@ -521,16 +521,12 @@ pub fn render(records: &[Record], run_dir: &Path, rollup_limit: usize) -> Result
         let mut seen = HashSet::new();
         let mut tcs = Vec::new();
         for (i, sp) in loc.suspects.iter().enumerate() {
-            let tc_name = unique(
-                &mut seen,
-                xml_safe(&format!("{} {}", sp.kind, sp.component)),
-            );
+            let tc_name = unique(&mut seen, xml_safe(&sp.label()));
             let msg = xml_safe(&format!(
-                "suspect {} of {}: {} {} (score {:.2}, explains {} result(s))",
+                "suspect {} of {}: {} (score {:.2}, explains {} result(s))",
                 i + 1,
                 loc.suspects.len(),
-                sp.kind,
-                sp.component,
+                sp.label(),
                 sp.score,
                 sp.results.len()
             ));

@@ -156,10 +156,9 @@ pub fn suspects_text(loc: &Localisation, run_dir: &str, verbose: bool) -> String
     let shown = if verbose { usize::MAX } else { SUSPECTS };
     for (i, s) in loc.suspects.iter().take(shown).enumerate() {
         out += &format!(
-            "{:>2}. {} {}  score {:.2}, explains {} result(s)\n",
+            "{:>2}. {}  score {:.2}, explains {} result(s)\n",
             i + 1,
-            s.kind,
-            s.component,
+            s.label(),
             s.score,
             s.results.len()
         );
@@ -183,9 +182,8 @@ pub fn suspects_text(loc: &Localisation, run_dir: &str, verbose: bool) -> String
     for s in &loc.cleared {
         out += &cut(
             &format!(
-                "cleared by retest: {} {} ({})",
-                s.kind,
-                s.component,
+                "cleared by retest: {} ({})",
+                s.label(),
                 s.evidence.first().map(String::as_str).unwrap_or("")
             ),
             verbose,

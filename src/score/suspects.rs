@@ -88,6 +88,18 @@ pub struct Suspect {
     pub from_traffic: bool,
 }
 
+impl Suspect {
+    /// What a person reads: `nic gpu003:mlx5_1`, `rail 0` (a rail's name
+    /// already says what it is, so the kind is not repeated).
+    pub fn label(&self) -> String {
+        if self.component.starts_with(&format!("{} ", self.kind)) {
+            self.component.clone()
+        } else {
+            format!("{} {}", self.kind, self.component)
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ResultRef {
     pub test: String,

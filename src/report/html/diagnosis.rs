@@ -144,10 +144,9 @@ fn reason(ctx: &Ctx) -> String {
                 .collect::<std::collections::BTreeSet<_>>()
                 .len();
             s += &format!(
-                " {} suspect(s) explain {explained} failing result(s); the first is {} {}{}.",
+                " {} suspect(s) explain {explained} failing result(s); the first is {}{}.",
                 loc.suspects.len(),
-                first.kind,
-                first.component,
+                first.label(),
                 first
                     .evidence
                     .first()
@@ -192,12 +191,11 @@ pub(super) fn suspects(ctx: &Ctx) -> String {
         let tests: Vec<String> = tests.iter().map(|(t, n)| format!("{t} ({n})")).collect();
         let _ = write!(
             h,
-            "<details class=\"suspect\" id=\"suspect-{}\"{}><summary>#{} {} <code>{}</code> · score {:.2} · {} failing result(s){}</summary>",
+            "<details class=\"suspect\" id=\"suspect-{}\"{}><summary>#{} {} · score {:.2} · {} failing result(s){}</summary>",
             i + 1,
             if i < 3 { " open" } else { "" },
             i + 1,
-            esc(&s.kind),
-            esc(&s.component),
+            esc(&s.label()),
             s.score,
             s.results.len(),
             if tests.is_empty() {
@@ -272,9 +270,8 @@ pub(super) fn suspects(ctx: &Ctx) -> String {
         for c in &loc.cleared {
             let _ = write!(
                 h,
-                "<li>{} <code>{}</code>: {}</li>",
-                esc(&c.kind),
-                esc(&c.component),
+                "<li>{}: {}</li>",
+                esc(&c.label()),
                 esc(&c.evidence.join("; "))
             );
         }
