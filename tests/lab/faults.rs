@@ -233,12 +233,13 @@ fn start_until_fault(
         cmd.env("ROCEGATE_FAILPOINT", f);
     }
     let mut child = cmd.spawn().expect("rocegate run");
-    // Progress lines go to stderr.
+    // Progress lines go to stderr; line mode prints one as each test
+    // starts (`… · reset (2/2) 0% · …`).
     let progress = child.stderr.take().unwrap();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(progress).lines().map_while(Result::ok) {
-            if line.contains("reset: round 1/1") {
+            if line.contains("· reset (") {
                 let _ = tx.send(());
             }
         }
