@@ -348,7 +348,8 @@ fn two_runs_started_together_into_one_out_never_share_it() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("already used by run"));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("already used by run"), "{said}");
     wait_for_a_sample(&dir, &mut winner);
     winner.kill().unwrap();
     winner.wait().unwrap();

@@ -43,25 +43,41 @@ pub fn stamp(now: time::OffsetDateTime) -> String {
 use crate::fault::lock::hostname;
 
 /// Creates `dir/claim` exclusively; `Ok(false)` when another run holds it.
+/// The claim is written under a name of its own and then linked into
+/// place, so a run that loses the race always reads who won, never an
+/// empty file.
 fn claim(dir: &Path, run_id: &str, started: &str) -> std::io::Result<bool> {
     use std::io::Write;
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(dir.join(CLAIM))
-    {
-        Ok(mut f) => {
-            let text = format!(
-                "run {run_id} (pid {} on {}, started {started})\n",
-                std::process::id(),
-                hostname()
-            );
-            f.write_all(text.as_bytes())?;
-            f.sync_all()?;
-            Ok(true)
-        }
+    let mine = dir.join(format!(".{CLAIM}.{}", std::process::id()));
+    let mut f = std::fs::File::create(&mine)?;
+    let text = format!(
+        "run {run_id} (pid {} on {}, started {started})\n",
+        std::process::id(),
+        hostname()
+    );
+    let linked = f
+        .write_all(text.as_bytes())
+        .and_then(|()| f.sync_all())
+        .and_then(|()| std::fs::hard_link(&mine, dir.join(CLAIM)));
+    let _ = std::fs::remove_file(&mine);
+    match linked {
+        Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-        Err(e) => Err(e),
+        // A file system without hard links: created exclusively, then
+        // written (a loser may read it empty and say "another run").
+        Err(_) => match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(dir.join(CLAIM))
+        {
+            Ok(mut f) => {
+                f.write_all(text.as_bytes())?;
+                f.sync_all()?;
+                Ok(true)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(e),
+        },
     }
 }
 
