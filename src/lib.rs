@@ -11,6 +11,7 @@ pub mod cli;
 pub mod config;
 pub mod counters;
 pub mod emu;
+pub mod encode;
 pub mod exec;
 pub mod exit;
 pub mod fault;

@@ -196,28 +196,10 @@ fn json_text(v: &serde_json::Value) -> String {
 }
 
 fn csp_hash(text: &str) -> String {
-    format!("'sha256-{}'", base64(&Sha256::digest(text.as_bytes())))
-}
-
-fn base64(bytes: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    format!(
+        "'sha256-{}'",
+        crate::encode::base64(&Sha256::digest(text.as_bytes()))
+    )
 }
 
 fn fmt_value(v: Option<f64>, unit: Option<&str>) -> String {
