@@ -1501,3 +1501,35 @@ fn parse_perftest_impossible_value_is_bad_input() {
         "{lines:#?}"
     );
 }
+
+#[test]
+fn a_switch_api_belongs_to_an_https_platform_and_needs_a_password_reference() {
+    // On a linux leaf, without credentials, with a user that is no name.
+    let inv = edit(
+        INVENTORY,
+        "    driver: linux\n    rail: 0\n",
+        "    driver: linux\n    rail: 0\n    api: {user: 'a b', max_in_flight: 0}\n",
+    );
+    let i = inputs(&inv, SUITE);
+    let lines = i.validate().bad_input();
+    let api_at = at(&inv, "api: {user");
+    assert_diag(
+        find(&lines, "switches[0].api"),
+        &i.inv,
+        &api_at,
+        "switches[0].api",
+        &["a linux switch is reached by command lines over ssh, not an HTTPS API"],
+    );
+    assert!(find(&lines, "switches[0].api.user").contains("\"a b\" is not a user name"));
+    assert!(
+        find(&lines, "switches[0].credentials").contains("credentials: {env: VAR} or {file: PATH}")
+    );
+    assert!(find(&lines, "switches[0].api.max_in_flight").contains("must be at least 1"));
+    // An eos spine with its API and a password reference is valid.
+    let inv = edit(
+        INVENTORY,
+        "  - name: leaf1\n",
+        "  - name: spine1\n    role: spine\n    driver: eos\n    credentials: {env: EAPI_PASSWORD}\n    api: {user: rocegate, port: 8443, ca_file: /etc/ca.pem, timeout: 20s}\n  - name: leaf1\n",
+    );
+    inputs(&inv, SUITE).validate().ok();
+}

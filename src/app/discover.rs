@@ -502,6 +502,7 @@ pub fn build(
             driver: driver.unwrap_or(SwitchDriver::Linux),
             address: n.and_then(|n| n.mgmt_ip.clone()).filter(|a| is_address(a)),
             credentials: None,
+            api: None,
             rail: (leaf_rails.len() == 1).then(|| *leaf_rails.iter().next().unwrap_or(&0)),
         });
     }

@@ -7,7 +7,9 @@ use sha2::{Digest, Sha256};
 
 use super::diag::{quote, Diagnostics, Sink};
 use super::hostlist;
-use super::inventory::{Credentials, Defect, InventoryFile, SwitchRole, TransportSpec};
+use super::inventory::{
+    Credentials, Defect, InventoryFile, SwitchDriver, SwitchRole, TransportSpec,
+};
 use super::model::*;
 
 pub use super::names::{is_address, is_path_name, is_safe_name, ADDRESS_RULE, PATH_NAME_RULE};
@@ -468,6 +470,35 @@ fn check_inventory(raw: InventoryFile, text: &str, sink: &mut Sink) -> Inventory
                 );
             }
         }
+        if let Some(api) = &group.api {
+            if !matches!(group.driver, SwitchDriver::Eos | SwitchDriver::Nxos) {
+                sink.error(
+                    format!("{base}.api"),
+                    format!(
+                        "a {} switch is reached by command lines over ssh, not an HTTPS API: remove api (it is for eos and nxos)",
+                        group.driver.name()
+                    ),
+                );
+            }
+            if api.user.is_empty() || !crate::config::names::is_safe_name(&api.user) {
+                sink.error(
+                    format!("{base}.api.user"),
+                    format!("\"{}\" is not a user name", api.user),
+                );
+            }
+            if group.credentials.is_none() {
+                sink.error(
+                    format!("{base}.credentials"),
+                    "an API needs a password: credentials: {env: VAR} or {file: PATH} (a reference, never the secret)".to_string(),
+                );
+            }
+            if api.max_in_flight == Some(0) {
+                sink.error(
+                    format!("{base}.api.max_in_flight"),
+                    "must be at least 1".to_string(),
+                );
+            }
+        }
         for (i, name) in names.iter().enumerate() {
             if let Some(prev) = names_seen.insert(name.clone(), base.clone()) {
                 sink.error(
@@ -482,6 +513,7 @@ fn check_inventory(raw: InventoryFile, text: &str, sink: &mut Sink) -> Inventory
                 driver: group.driver,
                 address: addresses.get(i).cloned().unwrap_or_else(|| name.clone()),
                 credentials: group.credentials.clone(),
+                api: group.api.clone(),
                 rail: group.rail,
                 links: Vec::new(),
             });

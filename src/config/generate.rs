@@ -96,6 +96,7 @@ pub fn generate(shape: &PodShape) -> Result<InventoryFile, String> {
             driver: SwitchDriver::Linux,
             address: Some("{name}.mgmt".into()),
             credentials: None,
+            api: None,
             rail: Some(rail),
         });
     }
@@ -105,6 +106,7 @@ pub fn generate(shape: &PodShape) -> Result<InventoryFile, String> {
         driver: SwitchDriver::Linux,
         address: Some("{name}.mgmt".into()),
         credentials: None,
+        api: None,
         rail: None,
     });
     let mut links = Vec::new();

@@ -304,9 +304,37 @@ pub struct SwitchGroup {
         skip_serializing_if = "Option::is_none"
     )]
     pub credentials: Option<Credentials>,
+    /// How a switch reached over HTTPS (`eos`, `nxos`) is called.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<ApiSpec>,
     /// The rail a leaf serves in a rail-optimised pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rail: Option<u32>,
+}
+
+/// The account, port, certificate check and limits of a switch API. The
+/// password is the switch group's `credentials` (a reference, never the
+/// secret).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiSpec {
+    pub user: String,
+    /// HTTPS port; 443 when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    /// PEM file of the CA that signed the switches' certificates; the
+    /// public roots when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<String>,
+    /// Skip certificate verification (logged at every run).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub insecure: bool,
+    /// Longest wait for one call; 30s when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<Span>,
+    /// Calls in flight per switch; 4 when absent (NX-API serves four).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_in_flight: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]

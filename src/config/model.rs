@@ -62,6 +62,7 @@ pub struct Switch {
     pub driver: SwitchDriver,
     pub address: String,
     pub credentials: Option<Credentials>,
+    pub api: Option<crate::config::inventory::ApiSpec>,
     pub rail: Option<u32>,
     /// Links with an end on this switch.
     pub links: Vec<LinkId>,

@@ -25,6 +25,7 @@ use crate::counters::{ParseError, Reading};
 use crate::exec::compose::{compose, split};
 use crate::exec::{Invocation, InvocationOutput, Role};
 
+pub mod api;
 pub mod config;
 pub mod cumulus;
 pub mod eos;
