@@ -434,10 +434,7 @@ mod tests {
         .expect("a target");
         assert_eq!(v6.base, "https://[fd00::1]:8443");
         let e = ApiTarget::of(&switch("10.0.0.1", None)).expect_err("no api");
-        assert!(
-            e.contains("spine1: a eos switch is reached over HTTPS"),
-            "{e}"
-        );
+        assert!(e.contains("spine1 (eos) is reached over HTTPS"), "{e}");
     }
 
     #[test]
