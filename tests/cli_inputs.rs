@@ -1531,5 +1531,20 @@ fn a_switch_api_belongs_to_an_https_platform_and_needs_a_password_reference() {
         "  - name: leaf1\n",
         "  - name: spine1\n    role: spine\n    driver: eos\n    credentials: {env: EAPI_PASSWORD}\n    api: {user: rocegate, port: 8443, ca_file: /etc/ca.pem, timeout: 20s}\n  - name: leaf1\n",
     );
-    inputs(&inv, SUITE).validate().ok();
+    let i = inputs(&inv, SUITE);
+    let o = i.validate();
+    o.ok();
+    // The password reference does not resolve here, nor does the CA file:
+    // said, without failing the inputs.
+    assert!(
+        o.stdout.contains("warning: spine1: environment variable EAPI_PASSWORD is not set: their API calls will fail"),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        o.stdout
+            .contains("warning: spine1: api.ca_file /etc/ca.pem: "),
+        "{}",
+        o.stdout
+    );
 }

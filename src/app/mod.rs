@@ -35,6 +35,9 @@ pub fn validate(args: &InputArgs) -> Result<i32, AppError> {
     if let Some(note) = production_note(&p, inv) {
         out(&note);
     }
+    for w in api_reference_warnings(inv) {
+        out(&format!("warning: {w}\n"));
+    }
     out(&format!(
         "ok: inventory {} ({} nodes, {} NICs, {} switches, {} links); suite {} ({} tests)\n",
         inv.source.path,
@@ -46,6 +49,37 @@ pub fn validate(args: &InputArgs) -> Result<i32, AppError> {
         i.suite.tests.len()
     ));
     Ok(PASS)
+}
+
+/// What the switch APIs will lack at run time, read here without showing
+/// a secret: a password reference that does not resolve, a CA file that
+/// cannot be read. One line per problem, naming its switches.
+fn api_reference_warnings(inv: &crate::config::model::Inventory) -> Vec<String> {
+    let mut by_problem: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for sw in inv.switches.iter().filter(|s| s.api.is_some()) {
+        if let Some(c) = &sw.credentials {
+            if let Err(why) = crate::switch::api::read_secret(c) {
+                by_problem
+                    .entry(format!(
+                        "{why}: their API calls will fail until it is set where rocegate runs"
+                    ))
+                    .or_default()
+                    .push(sw.name.clone());
+            }
+        }
+        if let Some(ca) = sw.api.as_ref().and_then(|a| a.ca_file.as_ref()) {
+            if let Err(e) = std::fs::read(ca) {
+                by_problem
+                    .entry(format!("api.ca_file {ca}: {e}: TLS to them will fail"))
+                    .or_default()
+                    .push(sw.name.clone());
+            }
+        }
+    }
+    by_problem
+        .into_iter()
+        .map(|(why, names)| format!("{}: {why}", crate::config::hostlist::compress(&names)))
+        .collect()
 }
 
 pub fn narrowing(n: &NarrowArgs) -> Narrowing {
