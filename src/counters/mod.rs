@@ -113,6 +113,20 @@ pub struct Reading {
     pub bits: Option<u8>,
 }
 
+impl Reading {
+    /// A counter of the whole port: no priority, no queue, full width.
+    pub fn new(canonical: Canonical, vendor: &str, value: u64) -> Reading {
+        Reading {
+            canonical,
+            vendor: vendor.to_string(),
+            priority: None,
+            queue: None,
+            value,
+            bits: None,
+        }
+    }
+}
+
 /// Every reading of one source on one device at one time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {

@@ -10,17 +10,6 @@ use serde::Serialize;
 use super::table::{ruled_tables, Table};
 use crate::counters::{cell, first_line, port_entry, Canonical, ParseError, PortReadings, Reading};
 
-fn reading(canonical: Canonical, vendor: &str, value: u64) -> Reading {
-    Reading {
-        canonical,
-        vendor: vendor.to_string(),
-        priority: None,
-        queue: None,
-        value,
-        bits: None,
-    }
-}
-
 fn err(tool: &str, reason: impl std::fmt::Display) -> ParseError {
     ParseError(format!("{tool}: {reason}"))
 }
@@ -112,7 +101,7 @@ pub fn parse_pfc_counters(text: &str) -> Result<Vec<PortReadings>, ParseError> {
                 let vendor = format!("{} {h}", t.header[0]);
                 put(TOOL, entry, vendor.clone(), tok, |v| Reading {
                     priority: Some(prio),
-                    ..reading(canonical, &vendor, v)
+                    ..Reading::new(canonical, &vendor, v)
                 })?;
             }
         }
@@ -159,7 +148,7 @@ pub fn parse_queue_counters(text: &str) -> Result<Vec<PortReadings>, ParseError>
                 match canonical {
                     Some(c) => put(TOOL, entry, vendor.clone(), tok, |v| Reading {
                         queue: Some(queue),
-                        ..reading(c, &vendor, v)
+                        ..Reading::new(c, &vendor, v)
                     })?,
                     None => match cell(TOOL, &format!("{port} {vendor}"), tok)? {
                         Some(v) => {
@@ -194,7 +183,7 @@ pub fn parse_watermark(text: &str) -> Result<Vec<PortReadings>, ParseError> {
                 let tok = at(TOOL, *line, row, i, h)?;
                 put(TOOL, entry, h.clone(), tok, |v| Reading {
                     queue: Some(q),
-                    ..reading(Canonical::BufferWatermark, h, v)
+                    ..Reading::new(Canonical::BufferWatermark, h, v)
                 })?;
             }
         }
@@ -225,7 +214,7 @@ pub fn parse_watermark_json(text: &str) -> Result<Vec<PortReadings>, ParseError>
             };
             put(TOOL, entry, k.clone(), &tok, |val| Reading {
                 queue: Some(q),
-                ..reading(Canonical::BufferWatermark, k, val)
+                ..Reading::new(Canonical::BufferWatermark, k, val)
             })?;
         }
     }
@@ -392,7 +381,7 @@ pub fn parse_interfaces_counters(text: &str) -> Result<Vec<InterfaceCounters>, P
                 let Some(tok) = get(name)? else { continue };
                 match (cell(TOOL, &format!("{port} {name}"), tok)?, canonical) {
                     (None, _) => counters.not_available.push(name.to_string()),
-                    (Some(v), Some(c)) => counters.readings.push(reading(c, name, v)),
+                    (Some(v), Some(c)) => counters.readings.push(Reading::new(c, name, v)),
                     (Some(v), None) => {
                         counters.other.insert(name.to_string(), v);
                     }

@@ -61,17 +61,6 @@ fn err(tool: &str, reason: impl std::fmt::Display) -> ParseError {
     ParseError(format!("{tool}: {reason}"))
 }
 
-fn reading(canonical: Canonical, vendor: &str, value: u64) -> Reading {
-    Reading {
-        canonical,
-        vendor: vendor.to_string(),
-        priority: None,
-        queue: None,
-        value,
-        bits: None,
-    }
-}
-
 // ---------------------------------------------------------------- ethtool -S
 
 /// Port-wide mlxsw counters and their canonical names. The RFC 3635
@@ -119,19 +108,19 @@ fn split_index(name: &str) -> Option<(&str, u8)> {
 
 fn ethtool_reading(name: &str, value: u64) -> Option<Reading> {
     if let Some((_, c)) = ETHTOOL_PORT.iter().find(|(n, _)| *n == name) {
-        return Some(reading(*c, name, value));
+        return Some(Reading::new(*c, name, value));
     }
     let (stem, idx) = split_index(name)?;
     if let Some((_, c)) = ETHTOOL_PRIO.iter().find(|(n, _)| *n == stem) {
         return (idx < 8).then(|| Reading {
             priority: Some(idx),
-            ..reading(*c, name, value)
+            ..Reading::new(*c, name, value)
         });
     }
     if let Some((_, c)) = ETHTOOL_TC.iter().find(|(n, _)| *n == stem) {
         return (idx < 16).then(|| Reading {
             queue: Some(idx),
-            ..reading(*c, name, value)
+            ..Reading::new(*c, name, value)
         });
     }
     None
@@ -254,7 +243,7 @@ impl IpStats {
         ];
         fields
             .into_iter()
-            .filter_map(|(c, name, v)| v.map(|v| reading(c, name, v)))
+            .filter_map(|(c, name, v)| v.map(|v| Reading::new(c, name, v)))
             .collect()
     }
 }
@@ -327,7 +316,7 @@ impl PfcConfig {
                 if let Some(v) = v {
                     out.push(Reading {
                         priority: Some(p as u8),
-                        ..reading(canonical, vendor, *v)
+                        ..Reading::new(canonical, vendor, *v)
                     });
                 }
             }
@@ -459,7 +448,7 @@ impl RedBand {
         .filter_map(|(c, n, v)| {
             v.map(|v| Reading {
                 queue: self.tc,
-                ..reading(c, n, v)
+                ..Reading::new(c, n, v)
             })
         })
         .collect()

@@ -12,17 +12,6 @@ use serde_json::Value;
 use super::rows::{counter, first_text, keys, numeric, required, table, table_of, text_of, Row};
 use crate::counters::{cell, first_line, port_entry, Canonical, ParseError, PortReadings, Reading};
 
-fn reading(canonical: Canonical, vendor: &str, value: u64) -> Reading {
-    Reading {
-        canonical,
-        vendor: vendor.to_string(),
-        priority: None,
-        queue: None,
-        value,
-        bits: None,
-    }
-}
-
 /// The counters of `show interface counters errors` that have a canonical
 /// name; the others (alignment, collisions, runts, giants…) go to `other`.
 fn errors_canonical(name: &str) -> Option<Canonical> {
@@ -74,7 +63,7 @@ pub fn parse_counters_errors(text: &str) -> Result<Vec<PortReadings>, ParseError
                 errors_canonical(name),
             ) {
                 (None, _) => entry.not_available.push(name.to_string()),
-                (Some(v), Some(c)) => entry.readings.push(reading(c, name, v)),
+                (Some(v), Some(c)) => entry.readings.push(Reading::new(c, name, v)),
                 (Some(v), None) => {
                     entry.other.insert(name.to_string(), v);
                 }
@@ -138,7 +127,7 @@ pub fn parse_pfc_interface(text: &str) -> Result<Vec<PfcPort>, ParseError> {
             ("TxPPP", tx, Canonical::PfcPauseTx),
         ] {
             match cell(TOOL, &format!("{port} {name}"), tok)? {
-                Some(v) => counters.readings.push(reading(c, name, v)),
+                Some(v) => counters.readings.push(Reading::new(c, name, v)),
                 None => counters.not_available.push(name.to_string()),
             }
         }
@@ -239,7 +228,7 @@ pub fn parse_interface_counters(body: &Value) -> Result<Vec<PortReadings>, Parse
                 }
             }
             match found {
-                Some((field, v)) => entry.readings.push(reading(*canonical, field, v)),
+                Some((field, v)) => entry.readings.push(Reading::new(*canonical, field, v)),
                 None => entry.not_available.push(fields[0].to_string()),
             }
         }
@@ -306,7 +295,7 @@ pub fn parse_counters_errors_json(body: &Value) -> Result<Vec<PortReadings>, Par
                     )))
                 }
                 None => match canonical {
-                    Some(c) => entry.readings.push(reading(c, field, v)),
+                    Some(c) => entry.readings.push(Reading::new(c, field, v)),
                     None => {
                         entry.other.insert(field.clone(), v);
                     }
@@ -357,7 +346,7 @@ pub fn parse_pfc_interface_json(body: &Value) -> Result<Vec<PfcPort>, ParseError
             ("tx-stats", Canonical::PfcPauseTx),
         ] {
             match counter(TOOL, row, field)? {
-                Some(v) => counters.readings.push(reading(c, field, v)),
+                Some(v) => counters.readings.push(Reading::new(c, field, v)),
                 None => counters.not_available.push(field.to_string()),
             }
         }
@@ -439,7 +428,7 @@ pub fn parse_queuing_interface(body: &Value) -> Result<Vec<PortReadings>, ParseE
                 match counter(TOOL, row, field)? {
                     Some(v) => entry.readings.push(Reading {
                         priority: Some(cos),
-                        ..reading(c, field, v)
+                        ..Reading::new(c, field, v)
                     }),
                     None => entry.not_available.push(format!("cos {cos} {field}")),
                 }
@@ -451,7 +440,7 @@ pub fn parse_queuing_interface(body: &Value) -> Result<Vec<PortReadings>, ParseE
         ] {
             if let Some(v) = counter(TOOL, qi, field)? {
                 if pfc.is_empty() {
-                    entry.readings.push(reading(c, field, v));
+                    entry.readings.push(Reading::new(c, field, v));
                 } else {
                     entry.other.insert(field.to_string(), v);
                 }
@@ -519,7 +508,7 @@ fn egress_group(
                     drops |= c == Canonical::Drops;
                     entry.readings.push(Reading {
                         queue,
-                        ..reading(c, &label, v)
+                        ..Reading::new(c, &label, v)
                     });
                 }
                 None => {
