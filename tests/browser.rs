@@ -45,6 +45,12 @@ fn browser() -> Result<&'static str, String> {
     Err("python3 cannot import selenium: apt-get install python3-selenium".into())
 }
 
+/// The python to drive the browser with, or `None` after saying why the
+/// test skips.
+fn browser_or_skip() -> Option<&'static str> {
+    browser().map_err(|why| println!("skipped: {why}")).ok()
+}
+
 /// Opens `report` and returns what check_report.py saw.
 fn open(py: &str, report: &Path, name: &str) -> Value {
     let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/browser-screenshots");
@@ -125,12 +131,8 @@ fn run(args: &[&str], out: &Path) {
 
 #[test]
 fn the_healthy_and_the_defects_reports_open_and_show_their_diagnosis() {
-    let py = match browser() {
-        Ok(p) => p,
-        Err(why) => {
-            println!("skipped: {why}");
-            return;
-        }
+    let Some(py) = browser_or_skip() else {
+        return;
     };
     let dir = tempfile::tempdir().expect("temp dir");
     let healthy = dir.path().join("healthy");
@@ -180,12 +182,8 @@ fn the_healthy_and_the_defects_reports_open_and_show_their_diagnosis() {
 
 #[test]
 fn a_large_pod_is_drawn_on_a_canvas_and_drills_down_by_leaf() {
-    let py = match browser() {
-        Ok(p) => p,
-        Err(why) => {
-            println!("skipped: {why}");
-            return;
-        }
+    let Some(py) = browser_or_skip() else {
+        return;
     };
     let dir = tempfile::tempdir().expect("temp dir");
     let inv = dir.path().join("large.yaml");
@@ -253,12 +251,8 @@ fn poison(v: &mut Value) {
 
 #[test]
 fn hostile_names_and_tool_output_never_run_in_the_report() {
-    let py = match browser() {
-        Ok(p) => p,
-        Err(why) => {
-            println!("skipped: {why}");
-            return;
-        }
+    let Some(py) = browser_or_skip() else {
+        return;
     };
     let dir = tempfile::tempdir().expect("temp dir");
     // 1. An inventory whose path carries the payload (names inside an
