@@ -1,4 +1,4 @@
-//! The HTTPS channel of API-reached switch platforms (`switch::api`)
+//! The HTTPS channel of API-reached switch platforms (`exec::https`)
 //! against a stand-in switch (tests/switch_api/standin.py: Python's
 //! http.server behind TLS with a certificate from a throwaway CA made by
 //! the openssl CLI) that answers from a script and records each request:
@@ -14,7 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use rocegate::config::inventory::Credentials;
-use rocegate::switch::api::{ApiClient, ApiErrorKind, ApiTarget};
+use rocegate::exec::https::{ApiClient, ApiErrorKind, ApiTarget};
 use serde_json::{json, Value};
 
 const SECRET: &str = "s3cret-not-for-logs";

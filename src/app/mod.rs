@@ -58,7 +58,7 @@ fn api_reference_warnings(inv: &crate::config::model::Inventory) -> Vec<String> 
     let mut by_problem: std::collections::BTreeMap<String, Vec<String>> = Default::default();
     for sw in inv.switches.iter().filter(|s| s.api.is_some()) {
         if let Some(c) = &sw.credentials {
-            if let Err(why) = crate::switch::api::read_secret(c) {
+            if let Err(why) = crate::exec::https::read_secret(c) {
                 by_problem
                     .entry(format!(
                         "{why}: their API calls will fail until it is set where rocegate runs"

@@ -23,6 +23,31 @@ pub fn transport(
     pace: f64,
     reuse: Option<bool>,
 ) -> Result<Box<dyn Transport>, AppError> {
+    let inner = host_transport(inv, seed, pace, reuse)?;
+    // Switches reached over HTTPS (eos, nxos) take their calls beside the
+    // hosts' transport; the emulated fabric answers them itself.
+    if matches!(inv.transport, TransportSpec::Emulated) {
+        return Ok(inner);
+    }
+    let mut api = Vec::new();
+    for sw in inv.switches.iter().filter(|s| s.api.is_some()) {
+        let t = crate::exec::https::ApiTarget::of(sw)
+            .map_err(|e| AppError::Input(format!("switch {}: {e}", sw.name)))?;
+        api.push((sw.name.clone(), t));
+    }
+    Ok(if api.is_empty() {
+        inner
+    } else {
+        Box::new(crate::exec::apicall::Routed::new(inner, api))
+    })
+}
+
+fn host_transport(
+    inv: &Inventory,
+    seed: u64,
+    pace: f64,
+    reuse: Option<bool>,
+) -> Result<Box<dyn Transport>, AppError> {
     Ok(match &inv.transport {
         TransportSpec::Emulated => Box::new(crate::exec::emulated::EmulatedTransport::new(
             inv, seed, pace,

@@ -7,9 +7,11 @@
 //! client, an mpirun launcher). Everything in a batch runs concurrently; this
 //! is what lets the emulated fabric see all flows that share its links.
 
+pub mod apicall;
 pub mod compose;
 pub mod discover;
 pub mod emulated;
+pub mod https;
 pub mod local;
 pub mod ssh;
 pub mod stream;

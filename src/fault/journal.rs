@@ -34,11 +34,31 @@ pub struct Opened {
     pub what: String,
     /// The device before the change, in words.
     pub prior: String,
-    /// The command that restores it (run through the inventory's transport).
+    /// The command that restores it (run through the inventory's
+    /// transport), as a person reads it.
     pub undo: Vec<String>,
+    /// The same request as the platform asks it, and the platform that
+    /// reads its answer and decides what follows (an EOS undo that finds
+    /// its session gone reads the ports next). Absent in entries written
+    /// before rocegate knew API platforms: `undo` runs as a command line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undo_query: Option<crate::switch::Query>,
+    #[serde(default = "linux", skip_serializing_if = "is_linux")]
+    pub platform: String,
+    /// The ports the fault took down, for an undo that checks them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<String>,
     /// When the device's own dead-man switch undoes it, if one is armed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadman_s: Option<u64>,
+}
+
+fn linux() -> String {
+    "linux".into()
+}
+
+fn is_linux(p: &String) -> bool {
+    p == "linux"
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -227,6 +247,9 @@ mod tests {
             what: "leaf1: swp31 down".into(),
             prior: "swp31 admin up 1/1".into(),
             undo: vec!["sh".into(), "-c".into(), "ip link set dev swp31 up".into()],
+            undo_query: None,
+            platform: "linux".into(),
+            ports: vec!["swp31".into()],
             deadman_s: Some(70),
         }
     }

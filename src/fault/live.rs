@@ -12,10 +12,11 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use super::journal::{self, Journal, Opened};
-use super::{command, shell, Target};
+use super::Target;
 use crate::config::check_suite::Fault;
 use crate::exec::{Cancel, InvocationOutput, StepCommands, Transport};
-use crate::switch::fault::State;
+use crate::switch::fault::{Next, State};
+use crate::switch::{self, Answer, Query};
 
 /// How long to watch a device come back after the undo.
 pub const SETTLE_LIMIT: Duration = Duration::from_secs(90);
@@ -116,10 +117,6 @@ async fn once(transport: &dyn Transport, inv: crate::exec::Invocation) -> Invoca
         .unwrap_or_default()
 }
 
-fn ok(o: &InvocationOutput) -> bool {
-    o.failure.is_none() && o.exit == Some(0)
-}
-
 /// Why a command did not succeed, in one line.
 pub fn why(o: &InvocationOutput) -> String {
     if let Some(f) = &o.failure {
@@ -137,18 +134,32 @@ pub fn why(o: &InvocationOutput) -> String {
     )
 }
 
+/// Sends `q` to `host` once and reads its answer.
+async fn ask(
+    transport: &dyn Transport,
+    host: &str,
+    q: &Query,
+) -> (crate::exec::Invocation, InvocationOutput, Answer) {
+    let inv = switch::single(host, q, super::COMMAND_TIMEOUT);
+    let out = once(transport, inv.clone()).await;
+    let a = switch::single_answer(q, &out);
+    (inv, out, a)
+}
+
 /// Reads the device's state for `target`.
 pub async fn read_state(transport: &dyn Transport, t: &Target) -> Result<State, String> {
-    let o = once(
-        transport,
-        command(&t.host, t.driver().read_prior(&t.action)),
-    )
-    .await;
-    if !ok(&o) {
-        return Err(format!("{}: reading its state failed: {}", t.host, why(&o)));
+    let q = t.driver().read_prior(&t.action);
+    let (_, o, a) = ask(transport, &t.host, &q).await;
+    if o.failure.is_some() || a.exit != Some(0) {
+        let said = if o.failure.is_some() || !matches!(q, Query::Api(_)) {
+            why(&o)
+        } else {
+            format!("{}: {}", crate::exec::exit_text(a.exit), a.text.trim())
+        };
+        return Err(format!("{}: reading its state failed: {said}", t.host));
     }
     t.driver()
-        .parse_prior(&t.action, &o.stdout)
+        .parse_prior(&t.action, &a)
         .map_err(|e| format!("{}: {e}", t.host))
 }
 
@@ -165,7 +176,11 @@ pub async fn prepare(transport: &dyn Transport, t: &Target) -> Result<State, Str
 #[derive(Debug, Clone, Default)]
 pub struct Rep {
     pub id: String,
+    /// The last apply step sent, and what came back.
     pub apply: Option<(crate::exec::Invocation, InvocationOutput)>,
+    /// Why the platform read that step as failed, when its exit alone
+    /// does not say.
+    pub apply_error: Option<String>,
     pub undo: Option<(crate::exec::Invocation, InvocationOutput)>,
     /// Seconds from the end of the undo until the device was back to its
     /// prior state, or why that was not seen.
@@ -195,24 +210,61 @@ async fn wait_until(t: Instant, cancel: &mut Cancel) -> bool {
     }
 }
 
-/// Sends an undo until it succeeds, [`UNDO_TRIES`] times at most.
+/// Longest conversation an undo may have with its device (an EOS undo
+/// whose session is gone: abort, read the ports, bring them up).
+const UNDO_STEPS: usize = 4;
+
+/// Sends an undo, and what the platform asks after it, until the device is
+/// restored; the whole undo is tried [`UNDO_TRIES`] times at most. Returns
+/// the last request sent, what came back, and why it failed if it did.
 pub async fn undo(
     transport: &dyn Transport,
     host: &str,
-    argv: &[String],
-) -> (crate::exec::Invocation, InvocationOutput) {
-    let inv = command(host, argv.to_vec());
-    let mut out = InvocationOutput::default();
+    driver: &dyn crate::switch::Driver,
+    ports: &[String],
+    first: &Query,
+) -> (
+    crate::exec::Invocation,
+    InvocationOutput,
+    Result<(), String>,
+) {
+    let mut last = (
+        switch::single(host, first, super::COMMAND_TIMEOUT),
+        InvocationOutput::default(),
+        Err("not sent".to_string()),
+    );
     for attempt in 0..UNDO_TRIES {
         if attempt > 0 {
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
-        out = once(transport, inv.clone()).await;
-        if ok(&out) {
-            break;
+        let mut q = first.clone();
+        for _ in 0..UNDO_STEPS {
+            let (inv, out, a) = ask(transport, host, &q).await;
+            let next = if out.failure.is_some() {
+                Next::Failed(why(&out))
+            } else {
+                driver.undo_next(ports, &q, &a)
+            };
+            last = (inv, out, Err(String::new()));
+            match next {
+                Next::Done => {
+                    last.2 = Ok(());
+                    return last;
+                }
+                Next::Failed(e) => {
+                    last.2 = Err(e);
+                    break;
+                }
+                Next::Then(n) => q = n,
+            }
+        }
+        if last.2.as_ref().is_err_and(|e| e.is_empty()) {
+            last.2 = Err(format!(
+                "the device was still not restored after {UNDO_STEPS} steps"
+            ));
         }
     }
-    (inv, out)
+    last
 }
 
 /// Runs every repetition of `f` on `t`, timed from `t0`.
@@ -254,7 +306,7 @@ pub async fn run(
         let change = t
             .driver()
             .change(&t.action, prior, Some((&rep.id, deadman)));
-        let undo_argv = vec!["sh".to_string(), "-c".to_string(), change.undo.clone()];
+        let undo_argv = change.undo.command_line();
         let opened = Opened {
             id: rep.id.clone(),
             run: ctl.run.clone(),
@@ -265,7 +317,10 @@ pub async fn run(
             host: t.host.clone(),
             what: t.what.clone(),
             prior: prior.summary(),
-            undo: undo_argv.clone(),
+            undo: undo_argv,
+            undo_query: Some(change.undo.clone()),
+            platform: t.driver().platform().to_string(),
+            ports: t.action.ports().to_vec(),
             deadman_s: change.armed.then_some(deadman.as_secs()),
         };
         if let Err(e) = ctl.opened(opened) {
@@ -282,31 +337,47 @@ pub async fn run(
             reps.push(rep);
             break;
         }
-        let apply = shell(&t.host, &change.apply);
-        let out = once(transport, apply.clone()).await;
-        // A reboot drops the connection that asked for it.
-        let applied = ok(&out)
-            || (change.reboots
-                && matches!(out.failure, Some(crate::exec::ExecFailure::Unreachable(_))));
-        rep.apply = Some((apply, out));
+        // Each step only once the one before it worked: the dead-man first
+        // where it is a request of its own.
+        let mut applied = false;
+        for q in &change.apply {
+            let (inv, out, a) = ask(transport, &t.host, q).await;
+            // A reboot drops the connection that asked for it.
+            applied = match &out.failure {
+                Some(crate::exec::ExecFailure::Unreachable(_)) if change.reboots => true,
+                Some(_) => false,
+                None => match t.driver().applied(q, &a) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        rep.apply_error = Some(e);
+                        false
+                    }
+                },
+            };
+            rep.apply = Some((inv, out));
+            if !applied {
+                break;
+            }
+        }
         failpoint("fault-applied");
         // A failed apply may have changed part of the device: undo at once.
         if applied {
             wait_until(t0 + at + f.duration, &mut cancel).await;
         }
-        let u = undo(transport, &t.host, &undo_argv).await;
+        let (ports, driver) = (t.action.ports(), t.driver());
+        let u = undo(transport, &t.host, driver, ports, &change.undo).await;
         failpoint("undo-sent");
-        if ok(&u.1) {
+        if u.2.is_ok() {
             if let Err(e) = ctl.healed(&rep.id, "run") {
                 rep.left_open = Some(format!("undone, but marking it healed failed: {e}"));
             }
         } else {
             rep.left_open = Some(format!(
                 "the undo failed {UNDO_TRIES} times ({}); it stays open in the journal: run `rocegate recover`",
-                why(&u.1)
+                u.2.as_ref().err().map_or("", String::as_str)
             ));
         }
-        rep.undo = Some(u);
+        rep.undo = Some((u.0, u.1));
         if rep.left_open.is_none() && !*cancel.borrow() {
             rep.settled = Some(settle(transport, t, prior, &mut cancel).await);
         }
@@ -363,11 +434,20 @@ pub async fn heal(
 ) -> Vec<Healed> {
     let mut out = Vec::new();
     for o in open.into_iter().rev() {
-        let (_, res) = undo(transport, &o.host, &o.undo).await;
-        let result = if ok(&res) {
-            ctl.healed(&o.id, by)
-        } else {
-            Err(why(&res))
+        let q = o
+            .undo_query
+            .clone()
+            .unwrap_or_else(|| Query::Argv(o.undo.clone()));
+        let result = match switch::platform_named(&o.platform) {
+            None => Err(format!(
+                "the journal names platform {:?}, which this rocegate does not know: undo it by hand with `{}`",
+                o.platform,
+                o.undo.join(" ")
+            )),
+            Some(p) => match undo(transport, &o.host, p.faults(), &o.ports, &q).await.2 {
+                Ok(()) => ctl.healed(&o.id, by),
+                Err(e) => Err(e),
+            },
         };
         out.push(Healed { fault: o, result });
     }

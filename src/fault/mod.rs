@@ -1,7 +1,8 @@
-//! Faults: what a suite's `link_flap` or `leaf_reset` does to which device
-//! and when, sent through a switch driver, journaled before it is sent and
-//! healed whatever happens (see `live`), and the recovery of the traffic it
-//! ran during read from that traffic's time series (`recovery`).
+//! Faults: what a suite's `link_flap`, `leaf_reset`, `spine_loss` or
+//! `route_change` does to which device and when, sent through a switch
+//! driver, journaled before it is sent and healed whatever happens (see
+//! `live`), and the recovery of the traffic it ran during read from that
+//! traffic's time series (`recovery`).
 //!
 //! On the emulated fabric the same commands are timed into the workload's
 //! batch (`emulated_step`): the model heals itself with the batch, so
@@ -58,6 +59,27 @@ pub fn name(inv: &Inventory, f: &Fault) -> String {
                 mode.label()
             )
         }
+        FaultAction::SpineLoss { switch, mode } => {
+            format!(
+                "spine loss {} ({})",
+                inv.switches[*switch].name,
+                mode.label()
+            )
+        }
+        FaultAction::RouteChange { switch, port, link } => {
+            let l = &inv.links[*link];
+            let far = if matches!(&l.a, End::Port { switch: s, port: p } if s == switch && p == port)
+            {
+                &l.b
+            } else {
+                &l.a
+            };
+            format!(
+                "route change {}:{port} (session to {})",
+                inv.switches[*switch].name,
+                inv.end_name(far)
+            )
+        }
     }
 }
 
@@ -92,7 +114,7 @@ pub fn target(inv: &Inventory, f: &Fault) -> Result<Target, String> {
                 action: Action::PortsDown(vec![dev]),
             }
         }
-        FaultAction::LeafReset { switch: s, mode } => {
+        FaultAction::LeafReset { switch: s, mode } | FaultAction::SpineLoss { switch: s, mode } => {
             let (host, platform) = switch(*s)?;
             let p = inv.switch_ports(*s);
             let (action, what) = match mode {
@@ -110,6 +132,17 @@ pub fn target(inv: &Inventory, f: &Fault) -> Result<Target, String> {
                 platform,
                 action,
                 what,
+            }
+        }
+        FaultAction::RouteChange {
+            switch: s, port, ..
+        } => {
+            let (host, platform) = switch(*s)?;
+            Target {
+                what: format!("{host}: bgp session over {port} shut"),
+                host,
+                platform,
+                action: Action::BgpPeerDown { port: port.clone() },
             }
         }
     })
@@ -143,10 +176,14 @@ pub fn emulated_step(inv: &Inventory, f: &Fault) -> Result<StepCommands, String>
     let (apply, undo) = t.driver().plain(&t.action);
     let mut invocations = Vec::new();
     for at in starts(f) {
-        invocations.extend(apply.iter().map(|a| invocation(&t.host, a.clone(), at)));
+        invocations.extend(
+            apply
+                .iter()
+                .map(|a| invocation(&t.host, a.command_line(), at)),
+        );
         invocations.extend(
             undo.iter()
-                .map(|u| invocation(&t.host, u.clone(), at + f.duration)),
+                .map(|u| invocation(&t.host, u.command_line(), at + f.duration)),
         );
     }
     Ok(StepCommands { invocations })

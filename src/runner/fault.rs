@@ -84,6 +84,8 @@ impl Delivered {
             }
             if let Some((i, o)) = r.apply {
                 d.refused.extend(failed(&i, &o));
+                d.refused
+                    .extend(r.apply_error.map(|e| format!("{}: {e}", i.host)));
                 d.down_s = Some(d.down_s.map_or(o.started_s, |t: f64| t.min(o.started_s)));
                 d.last_down_s = Some(
                     d.last_down_s

@@ -111,11 +111,27 @@ pub fn answered<'a, T>(device: &str, q: &Query, a: Option<&'a Answer>) -> Result
     let Some(a) = a else {
         return Err(Fact::Failed(format!("{device}: `{cmd}` got no answer")));
     };
+    if let (Query::Api(_), Some(code)) = (q, a.exit) {
+        // The API said why in words (`call`): a command this switch lacks,
+        // or one the account may not run, is not available here.
+        return match code {
+            0 => Ok(&a.text),
+            super::call::NOT_AVAILABLE | super::call::NEEDS_PRIVILEGE | super::call::NO_JSON => {
+                Err(Fact::NotAvailable {
+                    tried: vec![cmd.clone()],
+                    why: format!("{device}: {}", a.text.trim()),
+                })
+            }
+            _ => Err(Fact::Failed(format!("{device}: {}", a.text.trim()))),
+        };
+    }
     match a.exit {
         Some(0) => Ok(&a.text),
         Some(127) => {
-            let Query::Argv(argv) = q;
-            let tool = argv.first().map(String::as_str).unwrap_or_default();
+            let tool = match q {
+                Query::Argv(argv) => argv.first().map(String::as_str).unwrap_or_default(),
+                Query::Api(_) => "",
+            };
             Err(Fact::NotAvailable {
                 tried: vec![cmd.clone()],
                 why: format!(

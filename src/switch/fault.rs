@@ -31,6 +31,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::{Answer, Query};
+
 /// What a fault does to one device.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
@@ -42,6 +44,21 @@ pub enum Action {
     /// itself); on a box without systemd (a lab namespace) it takes every
     /// port down and stops routing, then restores both.
     Reload { ports: Vec<String> },
+    /// Every BGP session that runs over `port` administratively shut, so
+    /// that routing withdraws the port's link from ECMP while the link stays
+    /// up; restored by undoing the shutdown. Which sessions those are is
+    /// found in the prior-state read (the inventory has no BGP addresses).
+    BgpPeerDown { port: String },
+}
+
+impl Action {
+    /// The ports it takes down (none for a routing change).
+    pub fn ports(&self) -> &[String] {
+        match self {
+            Action::PortsDown(p) | Action::Reload { ports: p } => p,
+            _ => &[],
+        }
+    }
 }
 
 /// How routing daemons are stopped and started on a Linux box.
@@ -71,6 +88,18 @@ pub struct State {
     /// BGP neighbours and whether each is Established; `None` when no
     /// routing daemon answered.
     pub bgp: Option<Vec<(String, bool)>>,
+    /// The local BGP AS, where the platform's change names it (`router
+    /// bgp 65001` on EOS and NX-OS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asn: Option<String>,
+    /// Ports of the fault that the switch has error-disabled, with the
+    /// cause (`Ethernet1 (link-flap)`): `no shutdown` does not bring them back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errdisabled: Vec<String>,
+    /// Configuration sessions with a commit timer running (EOS keeps one
+    /// per switch).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<String>,
 }
 
 impl State {
@@ -101,12 +130,13 @@ impl State {
     }
 }
 
-/// Commands for one device, in the order they run. Shell text, because
-/// the dead-man switch has to detach from the session that armed it.
+/// The change for one device and its undo, as requests to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
-    pub apply: String,
-    pub undo: String,
+    /// Sent in order, each only once the one before it worked: the
+    /// dead-man first where it is a request of its own (NX-OS).
+    pub apply: Vec<Query>,
+    pub undo: Query,
     /// Whether the apply arms a dead-man switch (and refuses to change
     /// anything when it cannot).
     pub armed: bool,
@@ -115,28 +145,74 @@ pub struct Change {
     pub reboots: bool,
 }
 
+/// What an undo step's answer leads to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Next {
+    /// The device is restored.
+    Done,
+    /// Ask this next (a follow-up read, or the change that restores).
+    Then(Query),
+    /// The undo did not work, and why.
+    Failed(String),
+}
+
 /// How one platform changes a device for a fault and undoes it; reached
-/// through [`super::Platform::faults`]. Shell text rather than [`super::Query`]s
-/// because the dead-man must detach from the session that armed it; an HTTPS
-/// platform's change is its API's own timer (EOS `commit timer`).
+/// through [`super::Platform::faults`]. A `linux` change is shell text (its
+/// dead-man must detach from the session that armed it); an HTTPS
+/// platform's is one API call that arms the device's own timer (EOS
+/// `commit timer`) or starts a detached one (NX-OS `run bash`).
 pub trait Driver: Sync {
     fn platform(&self) -> &'static str;
     /// Commands the device must have for `action` (the preflight checks).
     fn needs(&self, action: &Action) -> Vec<&'static str>;
-    /// One command printing the state `action` will change.
-    fn read_prior(&self, action: &Action) -> Vec<String>;
-    fn parse_prior(&self, action: &Action, text: &str) -> Result<State, String>;
-    /// Refuses a change from anything but a healthy state.
+    /// One request reading the state `action` will change.
+    fn read_prior(&self, action: &Action) -> Query;
+    /// Reads its answer (exit 0 only; the caller reports the others).
+    fn parse_prior(&self, action: &Action, answer: &Answer) -> Result<State, String>;
+    /// Refuses a change from anything but a healthy state, or one this
+    /// platform cannot make safely.
     fn check_prior(&self, action: &Action, prior: &State) -> Result<(), String>;
     /// The change and its undo. With `deadman = Some((id, after))`, the
-    /// apply arms a switch on the device that runs the undo after `after`
-    /// unless the undo (which disarms it) came first.
+    /// apply arms a switch on the device that undoes the change after
+    /// `after` unless the undo (which disarms it) came first.
     fn change(&self, action: &Action, prior: &State, deadman: Option<(&str, Duration)>) -> Change;
+    /// Whether one step of [`Change::apply`] worked (exit 0, unless the
+    /// platform reads more into the answer).
+    fn applied(&self, sent: &Query, a: &Answer) -> Result<(), String> {
+        match a.exit {
+            Some(0) => Ok(()),
+            code => Err(format!(
+                "`{}` {}: {}",
+                excerpt(&sent.display()),
+                crate::exec::exit_text(code),
+                excerpt(a.text.trim())
+            )),
+        }
+    }
+    /// After an undo step (`sent`, first the [`Change::undo`]) answered:
+    /// done, failed, or what to ask next. `ports` are the ports the fault
+    /// took down. Most platforms' undo is one step that either worked or
+    /// did not.
+    fn undo_next(&self, _ports: &[String], sent: &Query, a: &Answer) -> Next {
+        match a.exit {
+            Some(0) => Next::Done,
+            code => Next::Failed(format!(
+                "`{}` {}: {}",
+                excerpt(&sent.display()),
+                crate::exec::exit_text(code),
+                excerpt(a.text.trim())
+            )),
+        }
+    }
     /// Whether the device is back to `prior`: every port it had up is up
     /// with carrier, every session it had established is established.
     fn settled(&self, prior: &State, now: &State) -> bool;
-    /// The plain commands of a change, one per action, for a model of the
-    /// fabric that reads command lines one by one (the emulator): no
-    /// dead-man, systemd.
-    fn plain(&self, action: &Action) -> (Vec<Vec<String>>, Vec<Vec<String>>);
+    /// The plain requests of a change, one per action, for a model of the
+    /// fabric that reads them one by one (the emulator): no dead-man,
+    /// systemd.
+    fn plain(&self, action: &Action) -> (Vec<Query>, Vec<Query>);
+}
+
+fn excerpt(s: &str) -> String {
+    super::config::excerpt(s)
 }

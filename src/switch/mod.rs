@@ -19,13 +19,15 @@
 
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use crate::config::inventory::SwitchDriver;
 use crate::counters::host::LldpNeighbor;
 use crate::counters::{ParseError, Reading};
 use crate::exec::compose::{compose, split};
 use crate::exec::{Invocation, InvocationOutput, Role};
 
-pub mod api;
+pub mod call;
 pub mod config;
 pub mod cumulus;
 pub mod eos;
@@ -39,13 +41,47 @@ pub use config::{EcnQueue, Fact, PortSettings, SwitchConfig};
 pub use fault::Driver;
 
 /// One request to a switch. Built by its platform, answered by the
-/// transport, read back by the same platform.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// transport, read back by the same platform. Serialised in the fault
+/// journal, so `recover` can send an undo and read its answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Query {
     /// A command line run on the switch over the inventory's transport
-    /// (ssh, or the emulated fabric). An HTTPS variant (one JSON-RPC or
-    /// REST call) comes with the first platform that needs one.
+    /// (ssh, or the emulated fabric).
     Argv(Vec<String>),
+    /// CLI commands run through the switch's HTTPS API.
+    Api(ApiQuery),
+}
+
+/// Commands asked through a switch's API, answered together.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiQuery {
+    pub api: Api,
+    pub form: Form,
+    /// In order; one command for a read, several for a change.
+    pub cmds: Vec<String>,
+}
+
+/// Which API carries a query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Api {
+    /// Arista eAPI: `POST /command-api`, JSON-RPC `runCmds`.
+    Eapi,
+    /// Cisco NX-API: `POST /ins`, `ins_api`.
+    Nxapi,
+}
+
+/// How the commands are run and answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Form {
+    /// Structured (JSON) output.
+    Json,
+    /// The CLI's text, for a command with no JSON form.
+    Text,
+    /// Configuration commands, in order, in one configuration context.
+    Conf,
 }
 
 impl Query {
@@ -53,7 +89,21 @@ impl Query {
     pub fn display(&self) -> String {
         match self {
             Query::Argv(argv) => argv.join(" "),
+            Query::Api(q) => q.cmds.join("; "),
         }
+    }
+
+    /// The argv a transport runs for this query alone ([`single`]'s).
+    pub fn command_line(&self) -> Vec<String> {
+        single("", self, Duration::ZERO).argv
+    }
+
+    pub(crate) fn api(api: Api, form: Form, cmds: &[&str]) -> Query {
+        Query::Api(ApiQuery {
+            api,
+            form,
+            cmds: cmds.iter().map(|c| c.to_string()).collect(),
+        })
     }
 
     fn argv(words: &[&str]) -> Query {
@@ -164,8 +214,24 @@ pub trait Platform: Sync {
 pub fn platform(driver: SwitchDriver) -> Result<&'static dyn Platform, NotBuilt> {
     match driver {
         SwitchDriver::Linux => Ok(&linux::Linux),
+        SwitchDriver::Eos => Ok(&eos::Eos),
+        SwitchDriver::Nxos => Ok(&nxos::Nxos),
         other => Err(NotBuilt(other.name())),
     }
+}
+
+/// A platform by the name [`Platform::name`] gives (the fault journal's).
+pub fn platform_named(name: &str) -> Option<&'static dyn Platform> {
+    [
+        SwitchDriver::Linux,
+        SwitchDriver::Eos,
+        SwitchDriver::Nxos,
+        SwitchDriver::Sonic,
+        SwitchDriver::Cumulus,
+    ]
+    .into_iter()
+    .filter(|d| d.name() == name)
+    .find_map(|d| platform(d).ok())
 }
 
 /// A GPU node's own NICs: every node is a Linux box, so its links are
@@ -208,17 +274,20 @@ impl SwitchDriver {
 
 /// The one round trip that asks `switch` every query of `queries`, in
 /// order, started `at` into its batch. Argv queries are composed into one
-/// `sh -c` ([`compose`]), so a switch costs one connection per batch.
+/// `sh -c` ([`compose`]), so a switch costs one connection per batch; API
+/// queries become one HTTPS call per run of queries of one form
+/// (`exec::apicall`). A batch is one kind or the other: a platform is
+/// reached one way.
 pub fn invocation(switch: &str, queries: &[Query], timeout: Duration, at: Duration) -> Invocation {
-    let argvs: Vec<Vec<String>> = queries
-        .iter()
-        .map(|q| match q {
-            Query::Argv(a) => a.clone(),
-        })
-        .collect();
+    let (argvs, apis) = kinds(queries);
+    let argv = if apis.is_empty() {
+        compose(&argvs)
+    } else {
+        crate::exec::apicall::argv(&call::calls(&apis))
+    };
     Invocation {
         host: switch.to_string(),
-        argv: compose(&argvs),
+        argv,
         env: Vec::new(),
         role: Role::Probe,
         timeout,
@@ -226,10 +295,26 @@ pub fn invocation(switch: &str, queries: &[Query], timeout: Duration, at: Durati
     }
 }
 
+fn kinds(queries: &[Query]) -> (Vec<Vec<String>>, Vec<&ApiQuery>) {
+    let mut argvs = Vec::new();
+    let mut apis = Vec::new();
+    for q in queries {
+        match q {
+            Query::Argv(a) => argvs.push(a.clone()),
+            Query::Api(a) => apis.push(a),
+        }
+    }
+    (argvs, apis)
+}
+
 /// Splits the output of [`invocation`] back into one [`Answer`] per query.
-/// A transport failure (unreachable, timed out) leaves every answer cut off
-/// (`exit: None`); the caller reports the failure itself.
+/// A transport failure (unreachable, timed out) leaves every answer it cut
+/// off without an exit status; the caller reports the failure itself.
 pub fn answers(queries: &[Query], out: &InvocationOutput) -> Vec<Answer> {
+    let (_, apis) = kinds(queries);
+    if !apis.is_empty() {
+        return call::answers(&apis, out);
+    }
     if out.failure.is_some() {
         return vec![Answer::default(); queries.len()];
     }
@@ -242,15 +327,55 @@ pub fn answers(queries: &[Query], out: &InvocationOutput) -> Vec<Answer> {
         .collect()
 }
 
+/// One query as its own invocation: an argv query runs as it is (no
+/// composing), so a journal can hold it and a person can read it.
+pub fn single(switch: &str, q: &Query, timeout: Duration) -> Invocation {
+    match q {
+        Query::Argv(a) => Invocation {
+            host: switch.to_string(),
+            argv: a.clone(),
+            env: Vec::new(),
+            role: Role::Probe,
+            timeout,
+            at: Duration::ZERO,
+        },
+        Query::Api(_) => invocation(switch, std::slice::from_ref(q), timeout, Duration::ZERO),
+    }
+}
+
+/// What [`single`] got back.
+pub fn single_answer(q: &Query, out: &InvocationOutput) -> Answer {
+    match q {
+        Query::Argv(_) => Answer {
+            exit: if out.failure.is_some() {
+                None
+            } else {
+                out.exit
+            },
+            text: if out.stderr.trim().is_empty() {
+                out.stdout.clone()
+            } else {
+                format!("{}{}", out.stdout, out.stderr)
+            },
+        },
+        Query::Api(_) => answers(std::slice::from_ref(q), out)
+            .pop()
+            .unwrap_or_default(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn only_linux_is_built() {
-        assert_eq!(platform(SwitchDriver::Linux).unwrap().name(), "linux");
-        let e = platform(SwitchDriver::Eos).err().unwrap().to_string();
-        assert!(e.contains("eos switch driver is designed"), "{e}");
+    fn linux_eos_and_nxos_are_built() {
+        for d in [SwitchDriver::Linux, SwitchDriver::Eos, SwitchDriver::Nxos] {
+            assert_eq!(platform(d).unwrap().name(), d.name());
+            assert_eq!(platform_named(d.name()).unwrap().name(), d.name());
+        }
+        let e = platform(SwitchDriver::Sonic).err().unwrap().to_string();
+        assert!(e.contains("sonic switch driver is designed"), "{e}");
         assert_eq!(for_node().faults().platform(), "linux");
     }
 
@@ -272,6 +397,7 @@ mod tests {
                 qs.iter()
                     .map(|q| match q {
                         Query::Argv(a) => a.clone(),
+                        Query::Api(_) => unreachable!(),
                     })
                     .collect()
             )

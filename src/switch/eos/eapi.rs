@@ -3,7 +3,7 @@
 //! refusals sorted into not available, no JSON form, needs privilege,
 //! failed and not run. What an output means is the counters' and state
 //! parsers' business; the HTTPS channel that carries the call is
-//! `switch::api`'s.
+//! `exec::https`'s.
 
 use serde_json::{json, Value};
 

@@ -41,6 +41,7 @@ use crate::switch::config::excerpt;
 
 mod counters;
 mod eapi;
+mod platform;
 mod state;
 
 pub use counters::{
@@ -49,6 +50,7 @@ pub use counters::{
     parse_queue_drops,
 };
 pub use eapi::{parse_response, request, Command, Format, Reply};
+pub use platform::{session_name, Eos};
 pub use state::{
     not_established, parse_bgp_summary, parse_config_sessions, parse_errdisable_recovery,
     parse_interfaces_state, parse_interfaces_status, parse_lldp_neighbors_detail, parse_version,

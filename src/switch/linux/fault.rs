@@ -1,18 +1,36 @@
-//! Faults on a Linux box: `ip link` for ports, FRR's init for routing, a
-//! detached `setsid` timer on the device as the dead-man.
+//! Faults on a Linux box: `ip link` for ports, FRR's init for routing,
+//! `vtysh` for one BGP session, a detached `setsid` timer on the device as
+//! the dead-man.
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use super::Linux;
 use crate::exec::quote;
 use crate::switch::fault::{Action, Change, Driver, Init, PortState, State};
+use crate::switch::{Answer, Query};
+
+/// `sh -c SCRIPT`.
+fn sh(script: String) -> Query {
+    Query::Argv(vec!["sh".into(), "-c".into(), script])
+}
 
 const FRRINIT: &str = "/usr/lib/frr/frrinit.sh";
 
+/// The ports `action` takes down.
 fn ports_of(action: &Action) -> &[String] {
     match action {
         Action::PortsDown(p) | Action::Reload { ports: p } => p,
-        Action::RoutingStop => &[],
+        Action::RoutingStop | Action::BgpPeerDown { .. } => &[],
+    }
+}
+
+/// The ports whose state the prior read takes: those taken down, or the
+/// one a withdrawn session runs over (which must stay up).
+fn ports_read(action: &Action) -> &[String] {
+    match action {
+        Action::BgpPeerDown { port } => std::slice::from_ref(port),
+        _ => ports_of(action),
     }
 }
 
@@ -36,14 +54,20 @@ fn links(ports: &[String], up: bool) -> Vec<String> {
         .collect()
 }
 
-/// FRR's `show bgp summary json`: `{"ipv4Unicast": {"peers": {"ADDR":
-/// {"state": "Established", …}}}, …}` per address family.
-fn bgp_peers(json: &str) -> Result<Vec<(String, bool)>, String> {
+/// FRR's `show bgp summary json`: `{"ipv4Unicast": {"as": 65101, "peers":
+/// {"ADDR": {"state": "Established", …}}}, …}` per address family, `ADDR`
+/// an address or, for BGP unnumbered, the interface. Returns the local AS
+/// of the default instance (`None` without `router bgp`) and the peers.
+fn bgp_summary(json: &str) -> Result<(Option<u32>, Vec<(String, bool)>), String> {
     let v: serde_json::Value = serde_json::from_str(json.trim())
         .map_err(|e| format!("`vtysh -c 'show bgp summary json'` is not JSON: {e}"))?;
     let mut peers: Vec<(String, bool)> = Vec::new();
+    let mut local_as = None;
     if let Some(afs) = v.as_object() {
         for af in afs.values() {
+            if let Some(a) = af.get("as").and_then(|a| a.as_u64()) {
+                local_as = u32::try_from(a).ok().or(local_as);
+            }
             if let Some(ps) = af.get("peers").and_then(|p| p.as_object()) {
                 for (addr, p) in ps {
                     let up = p.get("state").and_then(|s| s.as_str()) == Some("Established");
@@ -56,7 +80,77 @@ fn bgp_peers(json: &str) -> Result<Vec<(String, bool)>, String> {
         }
     }
     peers.sort();
-    Ok(peers)
+    Ok((local_as, peers))
+}
+
+/// A withdrawn session in [`State::bgp`]: `AS NEIGHBOUR`, the local AS of
+/// the instance and the neighbour as `vtysh` names it, both needed to shut
+/// it and to undo that. (`State` has no field of its own for the AS.)
+fn session_key(local_as: u32, neighbour: &str) -> String {
+    format!("{local_as} {neighbour}")
+}
+
+fn split_session(key: &str) -> Option<(u32, &str)> {
+    let (a, n) = key.split_once(' ')?;
+    Some((a.parse().ok()?, n))
+}
+
+/// Whether the BGP neighbour `peer` (as FRR's summary keys it) runs its
+/// session over `port`, whose addresses are `addrs` (`ADDR/LEN`): BGP
+/// unnumbered names the interface (`swp31`), a link-local neighbour carries
+/// it as a scope (`fe80::1%swp31`), and a numbered one is an address of a
+/// subnet on the port (the /31 of a leaf-spine link). Link-local subnets
+/// are on every port, so they decide nothing.
+fn runs_over(peer: &str, port: &str, addrs: &[(IpAddr, u8)]) -> bool {
+    if peer == port || peer.rsplit_once('%').is_some_and(|(_, p)| p == port) {
+        return true;
+    }
+    let Ok(ip) = peer.parse::<IpAddr>() else {
+        return false;
+    };
+    addrs.iter().any(|&(net, len)| {
+        let local = match net {
+            IpAddr::V6(v6) => v6.segments()[0] & 0xffc0 == 0xfe80,
+            IpAddr::V4(v4) => v4.is_link_local(),
+        };
+        !local && ip != net && same_subnet(ip, net, len)
+    })
+}
+
+fn same_subnet(a: IpAddr, b: IpAddr, len: u8) -> bool {
+    match (a, b) {
+        (IpAddr::V4(a), IpAddr::V4(b)) => {
+            let m = u32::MAX
+                .checked_shl(32 - u32::from(len.min(32)))
+                .unwrap_or(0);
+            u32::from(a) & m == u32::from(b) & m
+        }
+        (IpAddr::V6(a), IpAddr::V6(b)) => {
+            let m = u128::MAX
+                .checked_shl(128 - u32::from(len.min(128)))
+                .unwrap_or(0);
+            u128::from(a) & m == u128::from(b) & m
+        }
+        _ => false,
+    }
+}
+
+/// `vtysh` in the BGP instance of `local_as`, running `line`.
+fn vtysh_bgp(local_as: u32, line: &str) -> String {
+    format!(
+        "vtysh -c 'configure terminal' -c 'router bgp {local_as}' -c {}",
+        quote(line)
+    )
+}
+
+/// The sessions a [`Action::BgpPeerDown`] shuts: `(AS, neighbour)`.
+fn withdrawn(prior: &State) -> Vec<(u32, String)> {
+    prior
+        .bgp
+        .iter()
+        .flatten()
+        .filter_map(|(k, _)| split_session(k).map(|(a, n)| (a, n.to_string())))
+        .collect()
 }
 
 impl Driver for Linux {
@@ -72,25 +166,35 @@ impl Driver for Linux {
         v
     }
 
-    fn read_prior(&self, action: &Action) -> Vec<String> {
+    fn read_prior(&self, action: &Action) -> Query {
         let mut s = String::from(
             "if [ -d /run/systemd/system ]; then echo '@@init systemd'; else echo '@@init frrinit'; fi",
         );
-        for p in ports_of(action) {
+        for p in ports_read(action) {
             let q = quote(p);
             s += &format!(
                 "; echo \"@@port {q} $(cat /sys/class/net/{q}/flags 2>/dev/null || echo missing) $(cat /sys/class/net/{q}/operstate 2>/dev/null || echo missing)\""
             );
         }
+        // The port's subnets: a numbered BGP neighbour over it is in one.
+        if let Action::BgpPeerDown { port } = action {
+            s += &format!(
+                "; ip -o addr show dev {} 2>/dev/null | sed 's/^/@@addr /'",
+                quote(port)
+            );
+        }
         // Routing sessions, where FRR runs (a node has no vtysh).
         s += "; if command -v vtysh >/dev/null 2>&1; then echo '@@bgp'; vtysh -c 'show bgp summary json' 2>/dev/null; echo '@@end'; fi";
-        vec!["sh".into(), "-c".into(), s]
+        sh(s)
     }
 
-    fn parse_prior(&self, action: &Action, text: &str) -> Result<State, String> {
+    fn parse_prior(&self, action: &Action, answer: &Answer) -> Result<State, String> {
+        let text = answer.text.as_str();
         let mut st = State::default();
         let mut seen_init = false;
         let mut bgp: Option<String> = None;
+        let mut addrs: Vec<(IpAddr, u8)> = Vec::new();
+        let mut local_as = None;
         for line in text.lines() {
             if let Some(b) = bgp.as_mut() {
                 if line.trim() == "@@end" {
@@ -98,7 +202,9 @@ impl Driver for Linux {
                     st.bgp = if json.trim().is_empty() {
                         None
                     } else {
-                        Some(bgp_peers(&json)?)
+                        let (a, peers) = bgp_summary(&json)?;
+                        local_as = a;
+                        Some(peers)
                     };
                     bgp = None;
                     continue;
@@ -124,6 +230,13 @@ impl Driver for Linux {
                     });
                 }
                 ["@@bgp"] => bgp = Some(String::new()),
+                ["@@addr", _, _, "inet" | "inet6", cidr, ..] => {
+                    let (a, l) = cidr.split_once('/').unwrap_or((cidr, "128"));
+                    match (a.parse::<IpAddr>(), l.parse::<u8>()) {
+                        (Ok(a), Ok(l)) => addrs.push((a, l)),
+                        _ => return Err(format!("`ip -o addr` printed {cidr:?}, not ADDR/LEN")),
+                    }
+                }
                 _ => {}
             }
         }
@@ -133,9 +246,32 @@ impl Driver for Linux {
                 text.chars().take(200).collect::<String>()
             ));
         }
-        let want = ports_of(action).len();
+        let want = ports_read(action).len();
         if st.ports.len() != want {
             return Err(format!("read {} of {want} ports' state", st.ports.len()));
+        }
+        if let (Action::BgpPeerDown { port }, Some(peers)) = (action, st.bgp.clone()) {
+            // Only the sessions over the port: what is shut, undone and
+            // waited for.
+            let over: Vec<(String, bool)> = peers
+                .iter()
+                .filter(|(p, _)| runs_over(p, port, &addrs))
+                .map(|(p, up)| (p.clone(), *up))
+                .collect();
+            let Some(a) = local_as.filter(|_| !over.is_empty()) else {
+                let subnets: Vec<String> = addrs.iter().map(|(a, l)| format!("{a}/{l}")).collect();
+                let names: Vec<&str> = peers.iter().map(|p| p.0.as_str()).collect();
+                return Err(format!(
+                    "no BGP session runs over {port} (its addresses: {}; BGP neighbours: {}): route_change needs a neighbour on the port's subnet, or one named by the port (BGP unnumbered)",
+                    if subnets.is_empty() { "none".to_string() } else { subnets.join(", ") },
+                    if names.is_empty() { "none".to_string() } else { names.join(", ") }
+                ));
+            };
+            st.bgp = Some(
+                over.into_iter()
+                    .map(|(p, up)| (session_key(a, &p), up))
+                    .collect(),
+            );
         }
         Ok(st)
     }
@@ -153,11 +289,33 @@ impl Driver for Linux {
                 down.join(", ")
             ));
         }
-        if matches!(action, Action::RoutingStop) && prior.bgp.is_none() {
+        let routed = matches!(action, Action::RoutingStop | Action::BgpPeerDown { .. });
+        if routed && prior.bgp.is_none() {
             return Err(
                 "no routing daemon answers `vtysh -c 'show bgp summary json'`: routing is already stopped, or this is not an FRR box"
                     .into(),
             );
+        }
+        if let Action::BgpPeerDown { port } = action {
+            if let Some(p) = prior.ports.iter().find(|p| !p.oper_up) {
+                return Err(format!(
+                    "{} has no carrier: a route change starts from a link that is up",
+                    p.name
+                ));
+            }
+            let idle: Vec<String> = prior
+                .bgp
+                .iter()
+                .flatten()
+                .filter(|(_, up)| !up)
+                .map(|(k, _)| split_session(k).map_or(k.clone(), |(_, n)| n.to_string()))
+                .collect();
+            if !idle.is_empty() {
+                return Err(format!(
+                    "the BGP session with {} over {port} is not Established: a route change starts from an established session (already shut, or someone else's work)",
+                    idle.join(", ")
+                ));
+            }
         }
         Ok(())
     }
@@ -180,6 +338,19 @@ impl Driver for Linux {
                 let mut u = links(ports, true);
                 u.push(routing(prior.init, "start"));
                 (a, u)
+            }
+            // `no neighbor X shutdown` on a session that is not shut does
+            // nothing and succeeds: the undo is idempotent.
+            Action::BgpPeerDown { .. } => {
+                let s = withdrawn(prior);
+                (
+                    s.iter()
+                        .map(|(a, n)| vtysh_bgp(*a, &format!("neighbor {n} shutdown")))
+                        .collect(),
+                    s.iter()
+                        .map(|(a, n)| vtysh_bgp(*a, &format!("no neighbor {n} shutdown")))
+                        .collect(),
+                )
             }
         };
         let reboots = matches!(action, Action::Reload { .. }) && prior.init == Init::Systemd;
@@ -227,19 +398,19 @@ i=0; until pgrep -f {} >/dev/null; do i=$((i+1)); if [ $i -ge 40 ]; then echo 'r
                     apply.join(" && ")
                 );
                 Change {
-                    apply,
-                    undo: body(Some(&pattern)),
+                    apply: vec![sh(apply)],
+                    undo: sh(body(Some(&pattern))),
                     armed: true,
                     reboots,
                 }
             }
             _ => Change {
-                apply: apply.join(" && "),
-                undo: if undo.is_empty() {
+                apply: vec![sh(apply.join(" && "))],
+                undo: sh(if undo.is_empty() {
                     "true".to_string()
                 } else {
                     body(None)
-                },
+                }),
                 armed: false,
                 reboots,
             },
@@ -264,8 +435,8 @@ i=0; until pgrep -f {} >/dev/null; do i=$((i+1)); if [ $i -ge 40 ]; then echo 'r
         ports && bgp
     }
 
-    fn plain(&self, action: &Action) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
-        let words = |s: String| s.split(' ').map(String::from).collect::<Vec<_>>();
+    fn plain(&self, action: &Action) -> (Vec<Query>, Vec<Query>) {
+        let words = |s: String| Query::Argv(s.split(' ').map(String::from).collect());
         let ports = ports_of(action);
         let (a, u) = match action {
             Action::PortsDown(_) => (links(ports, false), links(ports, true)),
@@ -274,6 +445,31 @@ i=0; until pgrep -f {} >/dev/null; do i=$((i+1)); if [ $i -ge 40 ]; then echo 'r
                 vec![routing(Init::Systemd, "start")],
             ),
             Action::Reload { .. } => (vec!["systemctl reboot".into()], Vec::new()),
+            // Without a state read there is no AS and no address: the
+            // neighbour named by its port, as BGP unnumbered configures it,
+            // in the one instance `router bgp` enters without an AS.
+            Action::BgpPeerDown { port } => {
+                let vtysh = |line: String| {
+                    Query::Argv(
+                        [
+                            "vtysh",
+                            "-c",
+                            "configure terminal",
+                            "-c",
+                            "router bgp",
+                            "-c",
+                        ]
+                        .iter()
+                        .map(|w| w.to_string())
+                        .chain([line])
+                        .collect(),
+                    )
+                };
+                return (
+                    vec![vtysh(format!("neighbor {port} shutdown"))],
+                    vec![vtysh(format!("no neighbor {port} shutdown"))],
+                );
+            }
         };
         (
             a.into_iter().map(words).collect(),
@@ -285,6 +481,25 @@ i=0; until pgrep -f {} >/dev/null; do i=$((i+1)); if [ $i -ge 40 ]; then echo 'r
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The shell text of a `sh -c` request.
+    fn sc(q: &Query) -> String {
+        match q {
+            Query::Argv(a) if a.len() == 3 && a[0] == "sh" && a[1] == "-c" => a[2].clone(),
+            other => panic!("not sh -c: {other:?}"),
+        }
+    }
+
+    fn shq(s: &str) -> Query {
+        super::sh(s.to_string())
+    }
+
+    fn text(s: impl AsRef<str>) -> Answer {
+        Answer {
+            exit: Some(0),
+            text: s.as_ref().to_string(),
+        }
+    }
 
     const FRR: &str = r#"{"ipv4Unicast":{"routerId":"10.255.0.1","peers":{"198.19.111.1":{"remoteAs":65000,"state":"Established","pfxRcd":6},"198.19.112.1":{"remoteAs":65000,"state":"Active"}}}}"#;
 
@@ -298,7 +513,7 @@ mod tests {
         let out = format!(
             "@@init frrinit\n@@port swp31 0x1003 up\n@@port swp32 0x1002 down\n@@bgp\n{FRR}\n@@end\n"
         );
-        let st = Linux.parse_prior(&a, &out).unwrap();
+        let st = Linux.parse_prior(&a, &text(&out)).unwrap();
         assert_eq!(st.init, Init::Frrinit);
         assert_eq!(
             st.ports,
@@ -335,21 +550,26 @@ mod tests {
     fn a_missing_port_or_garbage_is_an_error_not_a_state() {
         let a = ports(&["swp9"]);
         let e = Linux
-            .parse_prior(&a, "@@init systemd\n@@port swp9 missing missing\n")
+            .parse_prior(&a, &text("@@init systemd\n@@port swp9 missing missing\n"))
             .unwrap_err();
         assert!(e.contains("swp9 does not exist"), "{e}");
-        let e = Linux.parse_prior(&a, "bash: sh: not found\n").unwrap_err();
+        let e = Linux
+            .parse_prior(&a, &text("bash: sh: not found\n"))
+            .unwrap_err();
         assert!(e.contains("no @@init line"), "{e}");
         let e = Linux
             .parse_prior(
                 &Action::RoutingStop,
-                "@@init systemd\n@@bgp\n{not json\n@@end\n",
+                &text("@@init systemd\n@@bgp\n{not json\n@@end\n"),
             )
             .unwrap_err();
         assert!(e.contains("not JSON"), "{e}");
         // No vtysh answer: routing cannot be stopped.
         let st = Linux
-            .parse_prior(&Action::RoutingStop, "@@init systemd\n@@bgp\n@@end\n")
+            .parse_prior(
+                &Action::RoutingStop,
+                &text("@@init systemd\n@@bgp\n@@end\n"),
+            )
             .unwrap();
         assert!(Linux.check_prior(&Action::RoutingStop, &st).is_err());
     }
@@ -424,11 +644,12 @@ mod tests {
         );
         assert!(a.armed && !a.reboots);
         assert!(
-            a.apply.find("setsid").unwrap() < a.apply.find("ip link set dev swp31 down").unwrap()
+            sc(&a.apply[0]).find("setsid").unwrap()
+                < sc(&a.apply[0]).find("ip link set dev swp31 down").unwrap()
         );
-        assert!(shlex::split(&a.apply).is_some() && shlex::split(&a.undo).is_some());
+        assert!(shlex::split(&sc(&a.apply[0])).is_some() && shlex::split(&sc(&a.undo)).is_some());
         for c in [&a, &b] {
-            let o = sh(dir.path(), &c.apply);
+            let o = sh(dir.path(), &sc(&c.apply[0]));
             assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         }
         assert!(armed(&id) && armed(&other));
@@ -437,12 +658,12 @@ mod tests {
             "link set dev swp31 down\nlink set dev swp32 down\n"
         );
         // `-1`'s undo leaves `-12`'s timer alone.
-        let o = sh(dir.path(), &a.undo);
+        let o = sh(dir.path(), &sc(&a.undo));
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         assert!(!armed(&id) && armed(&other));
         // Sent again (recover after a run that already healed): still fine.
-        assert!(sh(dir.path(), &a.undo).status.success());
-        assert!(sh(dir.path(), &b.undo).status.success());
+        assert!(sh(dir.path(), &sc(&a.undo)).status.success());
+        assert!(sh(dir.path(), &sc(&b.undo)).status.success());
         assert!(!armed(&other));
         assert_eq!(
             std::fs::read_to_string(&log).unwrap(),
@@ -464,13 +685,13 @@ mod tests {
             std::env::var("PATH").unwrap_or_default()
         );
         let mut apply = std::process::Command::new("sh")
-            .args(["-c", &c.apply])
+            .args(["-c", &sc(&c.apply[0])])
             .env("PATH", &path)
             .env("SLOW_DOWN", "1")
             .spawn()
             .unwrap();
         std::thread::sleep(Duration::from_millis(300));
-        let o = sh(dir.path(), &c.undo);
+        let o = sh(dir.path(), &sc(&c.undo));
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let _ = apply.wait();
         assert_eq!(
@@ -486,7 +707,7 @@ mod tests {
             &prior,
             Some((&id, Duration::from_secs(1))),
         );
-        assert!(sh(dir.path(), &c.apply).status.success());
+        assert!(sh(dir.path(), &sc(&c.apply[0])).status.success());
         let t = std::time::Instant::now();
         while std::fs::read_to_string(&log).unwrap().lines().count() < 2
             && t.elapsed().as_secs() < 10
@@ -509,15 +730,15 @@ mod tests {
         assert_eq!(
             Linux.change(&Action::RoutingStop, &frr, None),
             Change {
-                apply: "/usr/lib/frr/frrinit.sh stop".into(),
-                undo: "rc=0; /usr/lib/frr/frrinit.sh start || rc=$?; exit $rc".into(),
+                apply: vec![shq("/usr/lib/frr/frrinit.sh stop")],
+                undo: shq("rc=0; /usr/lib/frr/frrinit.sh start || rc=$?; exit $rc"),
                 armed: false,
                 reboots: false
             }
         );
         assert_eq!(
             Linux.change(&Action::RoutingStop, &sd, None).apply,
-            "systemctl stop frr"
+            vec![shq("systemctl stop frr")]
         );
         let reload = Action::Reload {
             ports: vec!["swp1".into(), "swp2".into()],
@@ -527,8 +748,8 @@ mod tests {
         assert_eq!(
             c,
             Change {
-                apply: "systemctl reboot".into(),
-                undo: "true".into(),
+                apply: vec![shq("systemctl reboot")],
+                undo: shq("true"),
                 armed: false,
                 reboots: true
             }
@@ -537,11 +758,11 @@ mod tests {
         let c = Linux.change(&reload, &frr, None);
         assert_eq!(
             c.apply,
-            "/usr/lib/frr/frrinit.sh stop && ip link set dev swp1 down && ip link set dev swp2 down"
+            vec![shq("/usr/lib/frr/frrinit.sh stop && ip link set dev swp1 down && ip link set dev swp2 down")]
         );
-        assert!(c
-            .undo
-            .contains("ip link set dev swp2 up || rc=$?; /usr/lib/frr/frrinit.sh start"));
+        assert!(
+            sc(&c.undo).contains("ip link set dev swp2 up || rc=$?; /usr/lib/frr/frrinit.sh start")
+        );
     }
 
     #[test]
@@ -555,6 +776,7 @@ mod tests {
             init: Init::Frrinit,
             ports: vec![up("swp31", true)],
             bgp: Some(vec![("a".into(), true), ("b".into(), false)]),
+            ..Default::default()
         };
         let mut now = prior.clone();
         assert!(Linux.settled(&prior, &now));
@@ -567,3 +789,7 @@ mod tests {
         assert!(!Linux.settled(&prior, &now), "routing not answering");
     }
 }
+
+#[cfg(test)]
+#[path = "fault_bgp_tests.rs"]
+mod bgp_tests;

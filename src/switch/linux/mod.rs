@@ -80,7 +80,9 @@ impl Platform for Linux {
     }
 
     fn counter_source(&self, q: &Query) -> &'static str {
-        let Query::Argv(argv) = q;
+        let Query::Argv(argv) = q else {
+            return "unknown";
+        };
         match argv.first().map(String::as_str) {
             Some("ethtool") => "ethtool -S",
             Some("ip") => "ip -s -s -j link",

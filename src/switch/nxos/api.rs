@@ -3,7 +3,7 @@
 //! with its errors sorted by what the caller does next (ask again as text,
 //! report the read as not available, name the role it needs). Knows the
 //! envelope, not what a body says: reading a body is for `counters`,
-//! `state` and `qos`, and the HTTPS channel is `switch::api`'s.
+//! `state` and `qos`, and the HTTPS channel is `exec::https`'s.
 
 use serde::Serialize;
 use serde_json::Value;

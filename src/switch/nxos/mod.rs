@@ -1,6 +1,6 @@
 //! Cisco NX-OS: what rocegate sends to NX-API (`POST /ins`) and how it reads
 //! the answers into the crate's canonical types. Pure functions: the HTTPS
-//! channel lives in `switch::api`; this module knows request bodies and
+//! channel lives in `exec::https`; this module knows request bodies and
 //! answer shapes, never a connection.
 //!
 //! - Requests ([`ins_api_request`], [`jsonrpc_request`]) and answers
@@ -35,6 +35,7 @@
 
 mod api;
 mod counters;
+mod platform;
 mod qos;
 mod rows;
 mod state;
@@ -47,6 +48,7 @@ pub use counters::{
     parse_counters_errors, parse_counters_errors_json, parse_interface_counters,
     parse_pfc_interface, parse_pfc_interface_json, parse_queuing_interface, PfcPort,
 };
+pub use platform::Nxos;
 pub use qos::{
     parse_interface_settings, parse_running_ipqos, switch_config, ConfigReplies, InterfaceQos,
     InterfaceSettings, NetworkQosClass, QosConfig, QueuingClass, Red, Threshold, CONFIG_COMMANDS,

@@ -1,0 +1,227 @@
+//! API queries (EOS eAPI, NX-API) batched into calls and read back: the
+//! API half of [`super::invocation`] and [`super::answers`].
+//!
+//! Consecutive queries of one API and one form go in one call (`runCmds`
+//! takes one `format`, `ins_api` one `type`), so a snapshot of every port
+//! of a switch is one HTTPS request. Every eAPI call starts with `enable`
+//! (reads need privileged EXEC); its reply is dropped. Each query gets an
+//! [`Answer`]: exit 0 and the command's output when every command of it
+//! ran, else one of the exit codes below and the switch's refusal in
+//! words, naming the command.
+
+use serde_json::Value;
+
+use super::{eos, nxos, Answer, Api, ApiQuery, Form};
+use crate::exec::apicall::{self, Call, CallResult};
+use crate::exec::InvocationOutput;
+
+/// The command does not exist on this switch or release: what it reads is
+/// not available here (never 0).
+pub const NOT_AVAILABLE: i32 = 2;
+/// The account may not run it.
+pub const NEEDS_PRIVILEGE: i32 = 5;
+/// It has no JSON form: ask for it as text.
+pub const NO_JSON: i32 = 3;
+/// Any other refusal, or an answer that could not be read.
+pub const FAILED: i32 = 1;
+
+/// One call and the queries (by index) whose commands it carries.
+struct Group<'a> {
+    api: Api,
+    form: Form,
+    queries: Vec<(usize, &'a ApiQuery)>,
+}
+
+fn groups<'a>(queries: &[&'a ApiQuery]) -> Vec<Group<'a>> {
+    let mut out: Vec<Group> = Vec::new();
+    for (i, q) in queries.iter().enumerate() {
+        match out.last_mut() {
+            Some(g) if g.api == q.api && g.form == q.form => g.queries.push((i, q)),
+            _ => out.push(Group {
+                api: q.api,
+                form: q.form,
+                queries: vec![(i, q)],
+            }),
+        }
+    }
+    out
+}
+
+fn eapi_format(form: Form) -> eos::Format {
+    match form {
+        Form::Text => eos::Format::Text,
+        Form::Json | Form::Conf => eos::Format::Json,
+    }
+}
+
+fn eapi_commands(g: &Group) -> Vec<eos::Command> {
+    std::iter::once("enable")
+        .chain(
+            g.queries
+                .iter()
+                .flat_map(|(_, q)| q.cmds.iter().map(String::as_str)),
+        )
+        .map(eos::Command::new)
+        .collect()
+}
+
+fn nxapi_type(form: Form) -> nxos::CliType {
+    match form {
+        Form::Json => nxos::CliType::Show,
+        Form::Text => nxos::CliType::ShowAscii,
+        Form::Conf => nxos::CliType::Conf,
+    }
+}
+
+fn all_cmds<'a>(g: &Group<'a>) -> Vec<&'a str> {
+    g.queries
+        .iter()
+        .flat_map(|(_, q)| q.cmds.iter().map(String::as_str))
+        .collect()
+}
+
+fn call_id(k: usize) -> String {
+    format!("rocegate-{}", k + 1)
+}
+
+/// The calls that ask every query, in order.
+pub fn calls(queries: &[&ApiQuery]) -> Vec<Call> {
+    groups(queries)
+        .iter()
+        .enumerate()
+        .map(|(k, g)| {
+            let what = all_cmds(g).join(", ");
+            match g.api {
+                Api::Eapi => Call {
+                    path: "/command-api".into(),
+                    content_type: "application/json".into(),
+                    body: eos::request(&call_id(k), &eapi_commands(g), eapi_format(g.form)),
+                    what,
+                },
+                Api::Nxapi => Call {
+                    path: "/ins".into(),
+                    content_type: "application/json".into(),
+                    // A command NX-API would split (`;`, a line break) is
+                    // refused here; the call then carries none and its
+                    // answers say why.
+                    body: nxos::ins_api_request(nxapi_type(g.form), &all_cmds(g))
+                        .unwrap_or_default(),
+                    what,
+                },
+            }
+        })
+        .collect()
+}
+
+fn refused(code: i32, why: String) -> Answer {
+    Answer {
+        exit: Some(code),
+        text: why,
+    }
+}
+
+/// One query's answer from its commands' outputs (`Ok`) or the first
+/// refusal among them.
+fn answer_of(outputs: Vec<Result<Value, (i32, String)>>) -> Answer {
+    let mut ok = Vec::new();
+    for o in outputs {
+        match o {
+            Ok(v) => ok.push(v),
+            Err((code, why)) => return refused(code, why),
+        }
+    }
+    let text = match ok.as_slice() {
+        [Value::String(s)] => s.clone(),
+        [v] => v.to_string(),
+        many => Value::Array(many.to_vec()).to_string(),
+    };
+    Answer {
+        exit: Some(0),
+        text,
+    }
+}
+
+fn eapi_outputs(g: &Group, k: usize, r: &CallResult) -> Result<Vec<Answer>, String> {
+    let cmds = eapi_commands(g);
+    let replies = eos::parse_response(&r.body, &call_id(k), &cmds, eapi_format(g.form))
+        .map_err(|e| e.to_string())?;
+    let mut it = replies.into_iter().skip(1).map(|r| match r {
+        eos::Reply::Json(v) => Ok(v),
+        eos::Reply::Text(t) => Ok(Value::String(t)),
+        eos::Reply::NotAvailable(m) => Err((NOT_AVAILABLE, m)),
+        eos::Reply::NoJson(m) => Err((NO_JSON, m)),
+        eos::Reply::NeedsPrivilege(m) => Err((NEEDS_PRIVILEGE, m)),
+        eos::Reply::Failed(m) | eos::Reply::NotRun(m) => Err((FAILED, m)),
+    });
+    Ok(g.queries
+        .iter()
+        .map(|(_, q)| answer_of(it.by_ref().take(q.cmds.len()).collect()))
+        .collect())
+}
+
+fn nxapi_outputs(g: &Group, r: &CallResult) -> Result<Vec<Answer>, String> {
+    let cmds = all_cmds(g);
+    let replies = nxos::parse_ins_api(&cmds, &r.body).map_err(|e| e.to_string())?;
+    let mut it = replies.into_iter().map(|c| {
+        let cmd = c.command;
+        match c.reply {
+            nxos::Reply::Json(v) => Ok(v),
+            nxos::Reply::Text(t) => Ok(Value::String(t)),
+            nxos::Reply::Empty => Ok(Value::String(String::new())),
+            nxos::Reply::NoJson(m) => Err((NO_JSON, format!("`{cmd}` has no JSON form: {m}"))),
+            nxos::Reply::Unsupported(m) => Err((
+                NOT_AVAILABLE,
+                format!("`{cmd}` is not available on this switch: {m}"),
+            )),
+            nxos::Reply::NeedsRole(m) => Err((
+                NEEDS_PRIVILEGE,
+                format!("`{cmd}` is not allowed for this account's role: {m}"),
+            )),
+            nxos::Reply::Failed { code, why } => {
+                Err((FAILED, format!("`{cmd}` failed (code {code}): {why}")))
+            }
+        }
+    });
+    Ok(g.queries
+        .iter()
+        .map(|(_, q)| answer_of(it.by_ref().take(q.cmds.len()).collect()))
+        .collect())
+}
+
+/// One answer per query from what the API invocation of [`calls`] printed.
+/// A call never answered (the invocation failed before it) leaves its
+/// queries cut off (`exit: None`).
+pub fn answers(queries: &[&ApiQuery], out: &InvocationOutput) -> Vec<Answer> {
+    let mut answers = vec![Answer::default(); queries.len()];
+    let results = apicall::results(&out.stdout).unwrap_or_default();
+    for (k, g) in groups(queries).iter().enumerate() {
+        let Some(r) = results.get(k) else {
+            if let Some(f) = &out.failure {
+                for (i, _) in &g.queries {
+                    answers[*i].text = f.to_string();
+                }
+            }
+            continue;
+        };
+        let got = match g.api {
+            Api::Eapi => eapi_outputs(g, k, r),
+            Api::Nxapi => nxapi_outputs(g, r),
+        };
+        match got {
+            Ok(per_query) => {
+                for ((i, _), a) in g.queries.iter().zip(per_query) {
+                    answers[*i] = a;
+                }
+            }
+            Err(e) => {
+                for (i, _) in &g.queries {
+                    answers[*i] = refused(
+                        FAILED,
+                        format!("HTTP {}: the answer could not be read: {e}", r.status),
+                    );
+                }
+            }
+        }
+    }
+    answers
+}

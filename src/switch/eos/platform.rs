@@ -1,0 +1,526 @@
+//! The `eos` platform: an Arista switch reached over eAPI. Reads are
+//! `runCmds` calls in JSON (one call per switch per snapshot); a fault is a
+//! configuration session committed with `commit timer`, so the switch
+//! itself rolls the change back when nobody aborts it in time.
+//!
+//! - Fault apply, one call: `configure session rocegate-ID`, the change,
+//!   `commit timer HH:MM:SS` (the outage + the platform's dead-man delay).
+//! - Undo: `configure session rocegate-ID abort`. When the session is gone
+//!   (its timer already rolled it back, or the switch reloaded), read the
+//!   ports and send `no shutdown` only to those still administratively
+//!   down; anything else is left as it is.
+//! - A timer rollback restores the configuration as it was when the
+//!   session committed: a change someone else committed during the window
+//!   is rolled back with it (docs/switches.md).
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{
+    normalise_port, parse_bgp_summary, parse_counters_discards, parse_counters_errors,
+    parse_ecn_counters, parse_interfaces_counters, parse_interfaces_state, parse_interfaces_status,
+    parse_lldp_neighbors_detail, parse_pfc_counters, parse_queue_drops, parse_version,
+    InterfaceState,
+};
+use crate::config::inventory::SwitchDriver;
+use crate::counters::host::LldpNeighbor;
+use crate::counters::{ParseError, PortReadings, Reading};
+use crate::switch::config::{answered, excerpt, Fact, PortSettings, SwitchConfig};
+use crate::switch::fault::{Action, Change, Driver, Init, Next, State};
+use crate::switch::{Answer, Api, Form, Needs, Platform, Query};
+
+/// An Arista switch reached over eAPI.
+pub struct Eos;
+
+fn json(cmds: &[&str]) -> Query {
+    Query::api(Api::Eapi, Form::Json, cmds)
+}
+
+fn conf(cmds: Vec<String>) -> Query {
+    Query::Api(crate::switch::ApiQuery {
+        api: Api::Eapi,
+        form: Form::Conf,
+        cmds,
+    })
+}
+
+/// The counter reads of one port: (what the snapshot records as its
+/// source, the command, its parser).
+type CounterParser = fn(&str) -> Result<Vec<PortReadings>, ParseError>;
+const COUNTERS: [(&str, &str, CounterParser); 6] = [
+    (
+        "show interfaces",
+        "show interfaces {}",
+        parse_interfaces_counters,
+    ),
+    (
+        "show interfaces counters errors",
+        "show interfaces {} counters errors",
+        parse_counters_errors,
+    ),
+    (
+        "show interfaces counters discards",
+        "show interfaces {} counters discards",
+        parse_counters_discards,
+    ),
+    (
+        "show priority-flow-control counters",
+        "show priority-flow-control interfaces {} counters",
+        parse_pfc_counters,
+    ),
+    (
+        "show qos interfaces ecn counters queue",
+        "show qos interfaces {} ecn counters queue",
+        parse_ecn_counters,
+    ),
+    (
+        // VOQ platforms (7800R, 7280R); a 7060X answers "not available".
+        "show interfaces counters queue drops",
+        "show interfaces {} counters queue drops",
+        parse_queue_drops,
+    ),
+];
+
+/// The command of a counter source for `port`.
+fn counter_cmd(template: &str, port: &str) -> String {
+    template.replace("{}", port)
+}
+
+/// Which [`COUNTERS`] entry a query is, and the port it asks about.
+fn counter_of(q: &Query) -> Option<(usize, String)> {
+    let Query::Api(a) = q else { return None };
+    let cmd = a.cmds.first()?;
+    COUNTERS.iter().enumerate().find_map(|(i, (_, t, _))| {
+        let (pre, post) = t.split_once("{}")?;
+        let port = cmd.strip_prefix(pre)?.strip_suffix(post)?;
+        (!port.contains(' ')).then(|| (i, port.to_string()))
+    })
+}
+
+/// The session a fault's change is made in: `rocegate-` and the fault id,
+/// with anything EOS would not take in a session name replaced.
+pub fn session_name(id: &str) -> String {
+    let clean: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    format!("rocegate-{clean}")
+}
+
+/// `HH:MM:SS`, as `commit timer` takes it.
+fn hms(d: Duration) -> String {
+    let s = d.as_secs().max(1);
+    format!("{:02}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
+}
+
+/// The prior-state read: ports, BGP in every VRF and family, sessions.
+const PRIOR: [&str; 3] = [
+    "show interfaces status",
+    "show bgp summary vrf all",
+    "show configuration sessions detail",
+];
+
+/// The commands that make the change (inside a session or `configure`).
+fn change_cmds(action: &Action, prior: &State, up: bool) -> Vec<String> {
+    let no = if up { "no " } else { "" };
+    match action {
+        Action::PortsDown(ports) => ports
+            .iter()
+            .flat_map(|p| [format!("interface {p}"), format!("{no}shutdown")])
+            .collect(),
+        Action::RoutingStop => vec![
+            format!("router bgp {}", prior.asn.as_deref().unwrap_or("0")),
+            format!("{no}shutdown"),
+        ],
+        _ => Vec::new(),
+    }
+}
+
+fn elements(text: &str, n: usize) -> Result<Vec<String>, String> {
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| format!("the state read is not JSON ({e}): {}", excerpt(text)))?;
+    match v {
+        Value::Array(items) if items.len() == n => Ok(items.iter().map(Value::to_string).collect()),
+        other => Err(format!(
+            "expected {n} answers to the state read, got {}",
+            excerpt(&other.to_string())
+        )),
+    }
+}
+
+/// The local AS of the default VRF in `show bgp summary vrf all`.
+fn local_asn(text: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(text).ok()?;
+    match v.pointer("/vrfs/default/asn")? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+impl Driver for Eos {
+    fn platform(&self) -> &'static str {
+        "eos"
+    }
+
+    fn needs(&self, _action: &Action) -> Vec<&'static str> {
+        Vec::new()
+    }
+
+    fn read_prior(&self, _action: &Action) -> Query {
+        json(&PRIOR)
+    }
+
+    fn parse_prior(&self, action: &Action, answer: &Answer) -> Result<State, String> {
+        let parts = elements(&answer.text, PRIOR.len())?;
+        let status = parse_interfaces_status(&parts[0]).map_err(|e| e.to_string())?;
+        let mut st = State {
+            init: Init::default(),
+            ..Default::default()
+        };
+        for p in action.ports() {
+            let want = normalise_port(p);
+            let s = status
+                .iter()
+                .find(|s| normalise_port(&s.name) == want)
+                .ok_or_else(|| format!("port {p} does not exist on the switch"))?;
+            st.ports.push(s.port_state());
+            if let Some(causes) = &s.errdisabled {
+                st.errdisabled.push(format!("{p} ({})", causes.join(", ")));
+            }
+        }
+        let peers = parse_bgp_summary(&parts[1]).map_err(|e| e.to_string())?;
+        st.asn = local_asn(&parts[1]);
+        st.bgp = (!peers.is_empty() || st.asn.is_some()).then(|| {
+            peers
+                .iter()
+                .map(|p| (format!("{} {}", p.vrf, p.peer), p.established()))
+                .collect()
+        });
+        let sessions = super::parse_config_sessions(&parts[2]).map_err(|e| e.to_string())?;
+        st.pending = sessions.pending.into_iter().map(|p| p.session).collect();
+        Ok(st)
+    }
+
+    fn check_prior(&self, action: &Action, prior: &State) -> Result<(), String> {
+        match action {
+            Action::PortsDown(_) | Action::RoutingStop => {}
+            Action::Reload { .. } => {
+                return Err("a reload over eAPI has no commit timer to guard it and nothing for rocegate to undo: use mode ports_down or routing_restart on eos".into())
+            }
+            other => {
+                return Err(format!(
+                    "{other:?} is not built for eos yet: use a link flap, a leaf reset (ports_down, routing_restart) or a spine loss"
+                ))
+            }
+        }
+        if let Some(s) = prior.pending.first() {
+            return Err(format!(
+                "configuration session {s} has a pending commit timer: EOS keeps one per switch, so a fault now would confirm or lose it; wait for it, or confirm it with `configure session {s} commit`"
+            ));
+        }
+        if !prior.errdisabled.is_empty() {
+            return Err(format!(
+                "{} errdisabled: a flap there would not come back with `no shutdown`; recover the port (errdisable recovery, or shutdown/no shutdown by hand) first",
+                prior.errdisabled.join(", ")
+            ));
+        }
+        let down: Vec<&str> = prior
+            .ports
+            .iter()
+            .filter(|p| !p.admin_up)
+            .map(|p| p.name.as_str())
+            .collect();
+        if !down.is_empty() {
+            return Err(format!(
+                "{} already administratively down: a fault starts only from ports that are up",
+                down.join(", ")
+            ));
+        }
+        if let Some(peers) = &prior.bgp {
+            let idle: Vec<&str> = peers
+                .iter()
+                .filter(|p| !p.1)
+                .map(|p| p.0.as_str())
+                .collect();
+            if !idle.is_empty() {
+                return Err(format!(
+                    "BGP not Established with {}: a fault starts only from a healthy fabric",
+                    idle.join(", ")
+                ));
+            }
+        }
+        if matches!(action, Action::RoutingStop) && prior.asn.is_none() {
+            return Err("no BGP instance answers `show bgp summary vrf all`: routing is already stopped, or this switch runs none".into());
+        }
+        Ok(())
+    }
+
+    fn change(&self, action: &Action, prior: &State, deadman: Option<(&str, Duration)>) -> Change {
+        let down = change_cmds(action, prior, false);
+        match deadman {
+            Some((id, after)) => {
+                let session = session_name(id);
+                let mut apply = vec![format!("configure session {session}")];
+                apply.extend(down);
+                apply.push(format!("commit timer {}", hms(after)));
+                Change {
+                    apply: vec![conf(apply)],
+                    undo: conf(vec![format!("configure session {session} abort")]),
+                    armed: true,
+                    reboots: false,
+                }
+            }
+            None => {
+                let wrap = |mut cmds: Vec<String>| {
+                    cmds.insert(0, "configure".into());
+                    cmds.push("end".into());
+                    conf(cmds)
+                };
+                Change {
+                    apply: vec![wrap(down)],
+                    undo: wrap(change_cmds(action, prior, true)),
+                    armed: false,
+                    reboots: false,
+                }
+            }
+        }
+    }
+
+    fn undo_next(&self, ports: &[String], sent: &Query, a: &Answer) -> Next {
+        let Query::Api(q) = sent else {
+            return Next::Failed(format!("`{}` is not an eAPI request", sent.display()));
+        };
+        let first = q.cmds.first().map(String::as_str).unwrap_or_default();
+        let failed = || {
+            Next::Failed(format!(
+                "`{}` {}: {}",
+                q.cmds.join("; "),
+                crate::exec::exit_text(a.exit),
+                excerpt(a.text.trim())
+            ))
+        };
+        if first.starts_with("configure session") && first.ends_with(" abort") {
+            return match a.exit {
+                Some(0) => Next::Done,
+                // No such session: its timer rolled it back already, or
+                // the switch lost it. Look at the ports themselves.
+                Some(_) if !ports.is_empty() => Next::Then(json(&["show interfaces status"])),
+                Some(_) => Next::Done,
+                None => failed(),
+            };
+        }
+        if first == "show interfaces status" {
+            if a.exit != Some(0) {
+                return failed();
+            }
+            let status = match parse_interfaces_status(&a.text) {
+                Ok(s) => s,
+                Err(e) => return Next::Failed(e.to_string()),
+            };
+            let still_down: Vec<&String> = ports
+                .iter()
+                .filter(|p| {
+                    let want = normalise_port(p);
+                    status
+                        .iter()
+                        .any(|s| normalise_port(&s.name) == want && !s.admin_up)
+                })
+                .collect();
+            if still_down.is_empty() {
+                return Next::Done;
+            }
+            let mut cmds = vec!["configure".to_string()];
+            for p in still_down {
+                cmds.push(format!("interface {p}"));
+                cmds.push("no shutdown".into());
+            }
+            cmds.push("end".into());
+            return Next::Then(conf(cmds));
+        }
+        match a.exit {
+            Some(0) => Next::Done,
+            _ => failed(),
+        }
+    }
+
+    fn settled(&self, prior: &State, now: &State) -> bool {
+        crate::switch::linux::Linux.settled(prior, now)
+    }
+
+    fn plain(&self, action: &Action) -> (Vec<Query>, Vec<Query>) {
+        let prior = State {
+            asn: Some("0".into()),
+            ..Default::default()
+        };
+        let c = self.change(action, &prior, None);
+        (c.apply, vec![c.undo])
+    }
+}
+
+impl Platform for Eos {
+    fn name(&self) -> &'static str {
+        SwitchDriver::Eos.name()
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            // Reads need privileged EXEC (`enable`), not privilege 15.
+            root_for_config: false,
+            // Configuration sessions need privilege 15.
+            root_for_faults: true,
+            // EOS refreshes interface and queue counters from the ASIC
+            // every few seconds; wait that long after traffic stops.
+            counter_interval: Duration::from_secs(5),
+            // `commit timer` fires this long past the planned outage.
+            deadman_delay: Duration::from_secs(60),
+        }
+    }
+
+    fn tools(&self) -> &[&'static str] {
+        &[]
+    }
+
+    fn reached_by_argv(&self) -> bool {
+        false
+    }
+
+    fn faults(&self) -> &dyn Driver {
+        self
+    }
+
+    fn counter_queries(&self, port: &str) -> Vec<Query> {
+        COUNTERS
+            .iter()
+            .map(|(_, t, _)| json(&[&counter_cmd(t, port)]))
+            .collect()
+    }
+
+    fn parse_counters(&self, q: &Query, a: &Answer) -> Result<Vec<Reading>, ParseError> {
+        let (i, port) = counter_of(q).ok_or_else(|| {
+            ParseError(format!(
+                "`{}` is not a counter read of the eos platform",
+                q.display()
+            ))
+        })?;
+        let want = normalise_port(&port);
+        let all = (COUNTERS[i].2)(&a.text)?;
+        Ok(all
+            .into_iter()
+            .filter(|p| normalise_port(&p.port) == want)
+            .flat_map(|p| p.readings)
+            .collect())
+    }
+
+    fn counter_source(&self, q: &Query) -> &'static str {
+        counter_of(q).map_or("unknown", |(i, _)| COUNTERS[i].0)
+    }
+
+    fn config_queries(&self, ports: &[String]) -> Vec<Query> {
+        let mut q = vec![json(&["show version"])];
+        q.extend(
+            ports
+                .iter()
+                .map(|p| json(&[&format!("show interfaces {p}")])),
+        );
+        q
+    }
+
+    fn parse_config(&self, switch: &str, ports: &[String], answers: &[Answer]) -> SwitchConfig {
+        let queries = self.config_queries(ports);
+        let nos_version = match answered(switch, &queries[0], answers.first()) {
+            Ok(t) => match parse_version(t) {
+                Ok(v) => Fact::Known(v.version),
+                Err(e) => Fact::Failed(format!("{switch}: {e}")),
+            },
+            Err(f) => f,
+        };
+        fn unknown<T>(switch: &str, what: &str) -> Fact<T> {
+            Fact::NotAvailable {
+                tried: Vec::new(),
+                why: format!(
+                    "{switch}: rocegate does not read {what} on eos yet: no public capture of its eAPI JSON to build and test a parser from (docs/switches.md)"
+                ),
+            }
+        }
+        let ports = ports
+            .iter()
+            .enumerate()
+            .map(|(k, p)| {
+                let st: Result<InterfaceState, Fact<()>> =
+                    match answered(switch, &queries[k + 1], answers.get(k + 1)) {
+                        Ok(t) => parse_interfaces_state(t)
+                            .map_err(|e| Fact::Failed(format!("{switch}: {e}")))
+                            .and_then(|all| {
+                                all.into_iter()
+                                    .find(|s| normalise_port(&s.name) == normalise_port(p))
+                                    .ok_or_else(|| {
+                                        Fact::Failed(format!(
+                                            "{switch}: `show interfaces {p}` does not list {p}"
+                                        ))
+                                    })
+                            }),
+                        Err(f) => Err(f),
+                    };
+                let from = |f: &Fact<()>| -> String {
+                    match f {
+                        Fact::Failed(m) => m.clone(),
+                        Fact::NotAvailable { why, .. } => why.clone(),
+                        Fact::Known(()) => String::new(),
+                    }
+                };
+                let fact =
+                    |v: Option<Option<u64>>, st: &Result<InterfaceState, Fact<()>>| match (v, st) {
+                        (Some(Some(x)), _) => Fact::Known(x),
+                        (Some(None), _) => Fact::NotAvailable {
+                            tried: vec![format!("show interfaces {p}")],
+                            why: format!("{switch}: EOS does not print it for {p}"),
+                        },
+                        (None, Err(f)) => Fact::Failed(from(f)),
+                        (None, Ok(_)) => unreachable!(),
+                    };
+                let ok = st.as_ref().ok();
+                PortSettings {
+                    name: p.clone(),
+                    link_up: match &st {
+                        Ok(s) => Fact::Known(s.oper_up),
+                        Err(f) => Fact::Failed(from(f)),
+                    },
+                    speed_mbps: fact(ok.map(|s| s.speed_mbps), &st),
+                    mtu: fact(ok.map(|s| s.mtu.map(u64::from)), &st).map(|m| m as u32),
+                    pfc: unknown(switch, "PFC priorities"),
+                    ecn: unknown(switch, "ECN/RED thresholds"),
+                    pfc_xoff_bytes: unknown(switch, "PFC Xoff thresholds"),
+                }
+            })
+            .collect();
+        SwitchConfig {
+            nos_version,
+            pfc_watchdog: unknown(switch, "the PFC watchdog"),
+            ports,
+        }
+    }
+
+    fn lldp_query(&self) -> Query {
+        json(&["show lldp neighbors detail"])
+    }
+
+    fn parse_lldp(&self, a: &Answer) -> Result<Vec<LldpNeighbor>, ParseError> {
+        parse_lldp_neighbors_detail(&a.text)
+    }
+
+    fn optics_query(&self, _port: &str) -> Option<Query> {
+        None
+    }
+
+    fn normalise_port(&self, name: &str) -> String {
+        normalise_port(name)
+    }
+}

@@ -1,0 +1,499 @@
+//! The `nxos` platform: a Cisco Nexus reached over NX-API (`POST /ins`,
+//! `ins_api`). Reads are `cli_show` calls (one call per switch per
+//! snapshot); the running configuration is `cli_show_ascii`.
+//!
+//! NX-OS has no commit-confirmed for CLI changes, so a fault's dead-man is
+//! a detached timer in the switch's own Linux shell, started through `run
+//! bash` before the change (needs `feature bash-shell`):
+//! - apply, two calls, the second only once the first worked: `run bash
+//!   setsid sh -c ': rocegate-deadman-HASH && sleep N && vsh -c "…restore…"'`
+//!   (which answers with the timer's pid, read back as proof it runs), then
+//!   the change (`cli_conf`: `interface Ethernet1/1`, `shutdown`);
+//! - undo: the restore itself (`no shutdown`, `router bgp ASN` + `no
+//!   shutdown`), never a rollback, then `run bash pkill` of the timer. A
+//!   timer that fires after the undo sends the same `no shutdown` again,
+//!   which changes nothing.
+//!
+//! NX-API splits a request at `;`, so the restore the timer runs writes its
+//! separators as `$(printf \\073)`, which the shell turns back into `;`.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{
+    normalise_port, parse_bgp_summary, parse_counters_errors_json, parse_interface_counters,
+    parse_lldp_json, parse_pfc_interface_json, parse_port_states, parse_queuing_interface,
+    switch_config, CliType, CommandReply, ConfigReplies, Reply, CONFIG_COMMANDS,
+};
+use crate::config::inventory::SwitchDriver;
+use crate::counters::host::LldpNeighbor;
+use crate::counters::{ParseError, PortReadings, Reading};
+use crate::switch::call::{NEEDS_PRIVILEGE, NOT_AVAILABLE, NO_JSON};
+use crate::switch::config::{excerpt, SwitchConfig};
+use crate::switch::fault::{Action, Change, Driver, Next, State};
+use crate::switch::{Answer, Api, ApiQuery, Form, Needs, Platform, Query};
+
+/// A Cisco Nexus switch reached over NX-API.
+pub struct Nxos;
+
+fn q(form: Form, cmds: Vec<String>) -> Query {
+    Query::Api(ApiQuery {
+        api: Api::Nxapi,
+        form,
+        cmds,
+    })
+}
+
+fn show(cmd: &str) -> Query {
+    q(Form::Json, vec![cmd.to_string()])
+}
+
+/// The reply a [`crate::switch::call`] answer stands for.
+fn reply_of(cmd: &str, form: Form, a: &Answer) -> CommandReply {
+    let reply = match a.exit {
+        Some(0) => match form {
+            Form::Text => Reply::Text(a.text.clone()),
+            _ if a.text.trim().is_empty() => Reply::Empty,
+            _ => match serde_json::from_str::<Value>(&a.text) {
+                Ok(v) => Reply::Json(v),
+                Err(e) => Reply::Failed {
+                    code: "json".into(),
+                    why: format!("not JSON ({e}): {}", excerpt(&a.text)),
+                },
+            },
+        },
+        Some(NOT_AVAILABLE) => Reply::Unsupported(a.text.clone()),
+        Some(NEEDS_PRIVILEGE) => Reply::NeedsRole(a.text.clone()),
+        Some(NO_JSON) => Reply::NoJson(a.text.clone()),
+        Some(code) => Reply::Failed {
+            code: code.to_string(),
+            why: a.text.clone(),
+        },
+        None => Reply::Failed {
+            code: "none".into(),
+            why: format!("no answer: {}", a.text.trim()),
+        },
+    };
+    CommandReply {
+        command: cmd.to_string(),
+        reply,
+    }
+}
+
+type CounterParser = fn(&Value) -> Result<Vec<PortReadings>, ParseError>;
+
+fn pfc_counters(v: &Value) -> Result<Vec<PortReadings>, ParseError> {
+    Ok(parse_pfc_interface_json(v)?
+        .into_iter()
+        .map(|p| p.counters)
+        .collect())
+}
+
+/// (snapshot source, command for one port, parser).
+const COUNTERS: [(&str, &str, CounterParser); 4] = [
+    (
+        "show interface",
+        "show interface {}",
+        parse_interface_counters,
+    ),
+    (
+        "show interface counters errors",
+        "show interface {} counters errors",
+        parse_counters_errors_json,
+    ),
+    (
+        "show interface priority-flow-control",
+        "show interface {} priority-flow-control",
+        pfc_counters,
+    ),
+    (
+        "show queuing interface",
+        "show queuing interface {}",
+        parse_queuing_interface,
+    ),
+];
+
+fn counter_of(query: &Query) -> Option<(usize, String)> {
+    let Query::Api(a) = query else { return None };
+    let cmd = a.cmds.first()?;
+    COUNTERS.iter().enumerate().find_map(|(i, (_, t, _))| {
+        let (pre, post) = t.split_once("{}")?;
+        let port = cmd.strip_prefix(pre)?.strip_suffix(post)?;
+        (!port.contains(' ')).then(|| (i, port.to_string()))
+    })
+}
+
+/// The prior-state read: every port's state, BGP in every VRF and family.
+const PRIOR: [&str; 2] = ["show interface status", "show bgp all summary vrf all"];
+
+/// The first `vrf-local-as` in a BGP summary: the AS of `router bgp`.
+fn local_asn(v: &Value) -> Option<String> {
+    match v {
+        Value::Object(m) => m
+            .get("vrf-local-as")
+            .and_then(|a| match a {
+                Value::String(s) => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            })
+            .or_else(|| m.values().find_map(local_asn)),
+        Value::Array(a) => a.iter().find_map(local_asn),
+        _ => None,
+    }
+}
+
+/// The configuration lines that take the fault down (`up: false`) or
+/// restore it.
+fn lines(action: &Action, asn: &str, up: bool) -> Vec<String> {
+    let no = if up { "no " } else { "" };
+    match action {
+        Action::PortsDown(ports) => ports
+            .iter()
+            .flat_map(|p| [format!("interface {p}"), format!("{no}shutdown")])
+            .collect(),
+        Action::RoutingStop => vec![format!("router bgp {asn}"), format!("{no}shutdown")],
+        _ => Vec::new(),
+    }
+}
+
+/// The name of the timer that restores `restore`: derived from the
+/// restore itself (FNV-1a), so the undo, which carries only the restore,
+/// finds the timer of its own fault and no other.
+fn timer_name(restore: &[String]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in restore.join("\n").bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("rocegate-deadman-{h:016x}")
+}
+
+/// A pattern matching the timer, not the shell that searches for it.
+fn timer_pattern(name: &str) -> String {
+    format!("{}[{}]", &name[..name.len() - 1], &name[name.len() - 1..])
+}
+
+impl Driver for Nxos {
+    fn platform(&self) -> &'static str {
+        "nxos"
+    }
+
+    fn needs(&self, _action: &Action) -> Vec<&'static str> {
+        Vec::new()
+    }
+
+    fn read_prior(&self, _action: &Action) -> Query {
+        q(Form::Json, PRIOR.iter().map(|c| c.to_string()).collect())
+    }
+
+    fn parse_prior(&self, action: &Action, answer: &Answer) -> Result<State, String> {
+        let v: Value = serde_json::from_str(&answer.text)
+            .map_err(|e| format!("the state read is not JSON ({e})"))?;
+        let Some([ports, bgp]) = v
+            .as_array()
+            .and_then(|a| <&[Value; 2]>::try_from(a.as_slice()).ok())
+        else {
+            return Err(format!(
+                "expected 2 answers to the state read, got {}",
+                excerpt(&answer.text)
+            ));
+        };
+        let states = parse_port_states(ports).map_err(|e| e.to_string())?;
+        let mut st = State::default();
+        for p in action.ports() {
+            let want = normalise_port(p);
+            let s = states
+                .iter()
+                .find(|s| normalise_port(&s.port) == want)
+                .ok_or_else(|| format!("port {p} does not exist on the switch"))?;
+            if let Some(cause) = &s.err_disabled {
+                st.errdisabled.push(format!("{p} ({cause})"));
+            }
+            st.ports.push(crate::switch::fault::PortState {
+                name: p.clone(),
+                // `show interface status` says `disabled` for shutdown.
+                admin_up: s.admin_up.unwrap_or(true),
+                oper_up: s.oper_up.unwrap_or(false),
+            });
+        }
+        let peers = parse_bgp_summary(bgp).map_err(|e| e.to_string())?;
+        st.asn = local_asn(bgp);
+        st.bgp = (!peers.is_empty() || st.asn.is_some()).then(|| {
+            let mut v: Vec<(String, bool)> = Vec::new();
+            for p in &peers {
+                let key = format!("{} {}", p.vrf, p.neighbor);
+                match v.iter_mut().find(|(k, _)| *k == key) {
+                    Some(e) => e.1 &= p.established(),
+                    None => v.push((key, p.established())),
+                }
+            }
+            v
+        });
+        Ok(st)
+    }
+
+    fn check_prior(&self, action: &Action, prior: &State) -> Result<(), String> {
+        match action {
+            Action::PortsDown(_) | Action::RoutingStop => {}
+            Action::Reload { .. } => {
+                return Err("a reload over NX-API has no dead-man and nothing for rocegate to undo: use mode ports_down or routing_restart on nxos".into())
+            }
+            other => {
+                return Err(format!(
+                    "{other:?} is not built for nxos yet: use a link flap, a leaf reset (ports_down, routing_restart) or a spine loss"
+                ))
+            }
+        }
+        if !prior.errdisabled.is_empty() {
+            return Err(format!(
+                "{} err-disabled: `no shutdown` would not bring it back; recover it first (`errdisable recovery`, or shutdown/no shutdown by hand)",
+                prior.errdisabled.join(", ")
+            ));
+        }
+        let down: Vec<&str> = prior
+            .ports
+            .iter()
+            .filter(|p| !p.admin_up)
+            .map(|p| p.name.as_str())
+            .collect();
+        if !down.is_empty() {
+            return Err(format!(
+                "{} already administratively down: a fault starts only from ports that are up",
+                down.join(", ")
+            ));
+        }
+        if let Some(peers) = &prior.bgp {
+            let idle: Vec<&str> = peers
+                .iter()
+                .filter(|p| !p.1)
+                .map(|p| p.0.as_str())
+                .collect();
+            if !idle.is_empty() {
+                return Err(format!(
+                    "BGP not Established with {}: a fault starts only from a healthy fabric",
+                    idle.join(", ")
+                ));
+            }
+        }
+        if matches!(action, Action::RoutingStop) && prior.asn.is_none() {
+            return Err("no BGP instance answers `show bgp all summary vrf all`: routing is already stopped, or this switch runs none".into());
+        }
+        Ok(())
+    }
+
+    fn change(&self, action: &Action, prior: &State, deadman: Option<(&str, Duration)>) -> Change {
+        let asn = prior.asn.as_deref().unwrap_or("0");
+        let down = q(Form::Conf, lines(action, asn, false));
+        let restore = lines(action, asn, true);
+        let undo = q(Form::Conf, restore.clone());
+        match deadman {
+            Some((_, after)) => {
+                let name = timer_name(&restore);
+                let sep = " $(printf \\\\073) ";
+                let vsh = format!("configure terminal{sep}{}", restore.join(sep));
+                let arm = format!(
+                    "run bash setsid sh -c ': {name} && sleep {} && /isan/bin/vsh -c \"{vsh}\"' </dev/null >/dev/null 2>&1 & sleep 0.5 && pgrep -f '{}'",
+                    after.as_secs().max(1),
+                    timer_pattern(&name)
+                );
+                Change {
+                    apply: vec![q(Form::Text, vec![arm]), down],
+                    undo,
+                    armed: true,
+                    reboots: false,
+                }
+            }
+            None => Change {
+                apply: vec![down],
+                undo,
+                armed: false,
+                reboots: false,
+            },
+        }
+    }
+
+    fn applied(&self, sent: &Query, a: &Answer) -> Result<(), String> {
+        let Query::Api(qq) = sent else {
+            return Err(format!("`{}` is not an NX-API request", sent.display()));
+        };
+        let arm = qq.cmds.first().is_some_and(|c| c.starts_with("run bash"));
+        match a.exit {
+            Some(0) if !arm => Ok(()),
+            // The timer answers with its pid: proof that it runs.
+            Some(0) if a.text.split_whitespace().any(|w| w.parse::<u32>().is_ok()) => Ok(()),
+            Some(0) => Err(format!(
+                "the dead-man timer did not start (`run bash` printed {}): nothing changed; is `feature bash-shell` on?",
+                excerpt(a.text.trim())
+            )),
+            code => Err(format!(
+                "`{}` {}: {}",
+                excerpt(&sent.display()),
+                crate::exec::exit_text(code),
+                excerpt(a.text.trim())
+            )),
+        }
+    }
+
+    fn undo_next(&self, _ports: &[String], sent: &Query, a: &Answer) -> Next {
+        let Query::Api(qq) = sent else {
+            return Next::Failed(format!("`{}` is not an NX-API request", sent.display()));
+        };
+        match (qq.form, a.exit) {
+            // Restored: now the timer, which would only repeat the restore.
+            (Form::Conf, Some(0)) => Next::Then(q(
+                Form::Text,
+                vec![format!(
+                    "run bash pkill -f '{}' || true",
+                    timer_pattern(&timer_name(&qq.cmds))
+                )],
+            )),
+            (Form::Text, _) => Next::Done,
+            (_, code) => Next::Failed(format!(
+                "`{}` {}: {}",
+                qq.cmds.join(" ; "),
+                crate::exec::exit_text(code),
+                excerpt(a.text.trim())
+            )),
+        }
+    }
+
+    fn settled(&self, prior: &State, now: &State) -> bool {
+        crate::switch::linux::Linux.settled(prior, now)
+    }
+
+    fn plain(&self, action: &Action) -> (Vec<Query>, Vec<Query>) {
+        let c = self.change(action, &State::default(), None);
+        (c.apply, vec![c.undo])
+    }
+}
+
+impl Platform for Nxos {
+    fn name(&self) -> &'static str {
+        SwitchDriver::Nxos.name()
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            // Show commands run as network-operator.
+            root_for_config: false,
+            // Configuration and `run bash` need network-admin.
+            root_for_faults: true,
+            // Nexus 9000 interface counters are polled from the ASIC about
+            // every 2 s; queuing counters are read on demand.
+            counter_interval: Duration::from_secs(3),
+            deadman_delay: Duration::from_secs(60),
+        }
+    }
+
+    fn tools(&self) -> &[&'static str] {
+        &[]
+    }
+
+    fn reached_by_argv(&self) -> bool {
+        false
+    }
+
+    fn faults(&self) -> &dyn Driver {
+        self
+    }
+
+    fn counter_queries(&self, port: &str) -> Vec<Query> {
+        COUNTERS
+            .iter()
+            .map(|(_, t, _)| show(&t.replace("{}", port)))
+            .collect()
+    }
+
+    fn parse_counters(&self, query: &Query, a: &Answer) -> Result<Vec<Reading>, ParseError> {
+        let (i, port) = counter_of(query).ok_or_else(|| {
+            ParseError(format!(
+                "`{}` is not a counter read of the nxos platform",
+                query.display()
+            ))
+        })?;
+        let v: Value = serde_json::from_str(&a.text).map_err(|e| {
+            ParseError(format!(
+                "`{}` did not answer JSON ({e}): {}",
+                query.display(),
+                excerpt(&a.text)
+            ))
+        })?;
+        let want = normalise_port(&port);
+        Ok((COUNTERS[i].2)(&v)?
+            .into_iter()
+            .filter(|p| normalise_port(&p.port) == want)
+            .flat_map(|p| p.readings)
+            .collect())
+    }
+
+    fn counter_source(&self, query: &Query) -> &'static str {
+        counter_of(query).map_or("unknown", |(i, _)| COUNTERS[i].0)
+    }
+
+    fn config_queries(&self, _ports: &[String]) -> Vec<Query> {
+        CONFIG_COMMANDS
+            .iter()
+            .map(|(cmd, t)| {
+                let form = match t {
+                    CliType::ShowAscii => Form::Text,
+                    CliType::Conf => Form::Conf,
+                    CliType::Show => Form::Json,
+                };
+                q(form, vec![cmd.to_string()])
+            })
+            .collect()
+    }
+
+    fn parse_config(&self, switch: &str, ports: &[String], answers: &[Answer]) -> SwitchConfig {
+        let replies: Vec<CommandReply> = CONFIG_COMMANDS
+            .iter()
+            .zip(self.config_queries(ports))
+            .enumerate()
+            .map(|(k, ((cmd, _), query))| {
+                let form = match query {
+                    Query::Api(a) => a.form,
+                    Query::Argv(_) => Form::Json,
+                };
+                reply_of(cmd, form, answers.get(k).unwrap_or(&Answer::default()))
+            })
+            .collect();
+        switch_config(
+            switch,
+            ports,
+            &ConfigReplies {
+                version: replies.first(),
+                interfaces: replies.get(1),
+                ipqos: replies.get(2),
+                pfc: replies.get(3),
+            },
+        )
+    }
+
+    fn lldp_query(&self) -> Query {
+        show("show lldp neighbors detail")
+    }
+
+    fn parse_lldp(&self, a: &Answer) -> Result<Vec<LldpNeighbor>, ParseError> {
+        let v: Value = serde_json::from_str(&a.text).map_err(|e| {
+            ParseError(format!(
+                "`show lldp neighbors detail` did not answer JSON ({e})"
+            ))
+        })?;
+        parse_lldp_json(&v)
+    }
+
+    fn optics_query(&self, _port: &str) -> Option<Query> {
+        None
+    }
+
+    fn normalise_port(&self, name: &str) -> String {
+        normalise_port(name)
+    }
+
+    fn port_path(&self, name: &str) -> String {
+        format!(
+            "sys/intf/phys-[{}]",
+            normalise_port(name).replace("ethernet", "eth")
+        )
+    }
+}
