@@ -225,3 +225,178 @@ pub fn answers(queries: &[&ApiQuery], out: &InvocationOutput) -> Vec<Answer> {
     }
     answers
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::ExecFailure;
+    use crate::switch::{Platform, Query};
+    use serde_json::json;
+
+    fn fixture(dir: &str, name: &str) -> Value {
+        let p = format!("{}/tests/fixtures/{dir}/{name}", env!("CARGO_MANIFEST_DIR"));
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
+    }
+
+    fn api_queries(qs: &[Query]) -> Vec<&ApiQuery> {
+        qs.iter()
+            .map(|q| match q {
+                Query::Api(a) => a,
+                Query::Argv(_) => panic!("argv"),
+            })
+            .collect()
+    }
+
+    fn printed(bodies: &[Value]) -> InvocationOutput {
+        InvocationOutput {
+            stdout: apicall::print(
+                &bodies
+                    .iter()
+                    .map(|b| CallResult {
+                        status: 200,
+                        body: b.to_string(),
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+            exit: Some(0),
+            ..Default::default()
+        }
+    }
+
+    /// A snapshot of two EOS counter reads and a text read: two calls (one
+    /// per format), `enable` first in each, answers split back per query
+    /// and read by the platform's own parser.
+    #[test]
+    fn eapi_batches_by_format_and_splits_answers_back() {
+        let eos = crate::switch::eos::Eos;
+        let mut qs: Vec<Query> = eos.counter_queries("Ethernet1")[1..3].to_vec();
+        qs.push(Query::api(
+            Api::Eapi,
+            Form::Text,
+            &["show errdisable recovery"],
+        ));
+        let refs = api_queries(&qs);
+        let c = calls(&refs);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].path, "/command-api");
+        let body: Value = serde_json::from_str(&c[0].body).unwrap();
+        assert_eq!(body["method"], "runCmds");
+        assert_eq!(body["params"]["format"], "json");
+        assert_eq!(
+            body["params"]["cmds"],
+            json!([
+                "enable",
+                "show interfaces Ethernet1 counters errors",
+                "show interfaces Ethernet1 counters discards"
+            ])
+        );
+        let text: Value = serde_json::from_str(&c[1].body).unwrap();
+        assert_eq!(text["params"]["format"], "text");
+        assert_eq!(text["id"], "rocegate-2");
+        // The switch answers: errors, discards, then the text call.
+        let errors = fixture("eos", "show-interfaces-counters-errors-anta-unittest.json");
+        let discards = fixture(
+            "eos",
+            "show-interfaces-counters-discards-anta-unittest.json",
+        );
+        let out = printed(&[
+            json!({"jsonrpc": "2.0", "id": "rocegate-1", "result": [{}, errors, discards]}),
+            json!({"jsonrpc": "2.0", "id": "rocegate-2", "result": [{"output": ""}, {"output": "Errdisable Reason  Timer Status\n"}]}),
+        ]);
+        let a = answers(&refs, &out);
+        assert_eq!(a.len(), 3);
+        assert!(a.iter().all(|a| a.exit == Some(0)), "{a:?}");
+        let r = eos.parse_counters(&qs[0], &a[0]).unwrap();
+        assert!(r.iter().any(|r| r.vendor == "fcsErrors"), "{r:?}");
+        assert_eq!(
+            eos.counter_source(&qs[0]),
+            "show interfaces counters errors"
+        );
+        assert!(a[2].text.starts_with("Errdisable Reason"));
+    }
+
+    /// eAPI stops at the first failing command: the refused one is not
+    /// available (1002 Invalid input), the ones after it never ran, the
+    /// ones before it keep their answers; a call never answered is cut off
+    /// with the transport's reason.
+    #[test]
+    fn eapi_refusals_and_cut_off_calls_are_answers_with_reasons() {
+        let qs = [
+            Query::api(Api::Eapi, Form::Json, &["show version"]),
+            Query::api(
+                Api::Eapi,
+                Form::Json,
+                &["show interfaces Ethernet1 counters queue drops"],
+            ),
+            Query::api(Api::Eapi, Form::Json, &["show lldp neighbors detail"]),
+            Query::api(Api::Eapi, Form::Text, &["show errdisable recovery"]),
+        ];
+        let refs = api_queries(&qs);
+        let mut out = printed(&[json!({
+            "jsonrpc": "2.0", "id": "rocegate-1",
+            "error": {"code": 1002, "message": "CLI command 3 of 4 failed: invalid command",
+                      "data": [{}, {"version": "4.31.1F"}, {"errors": ["Invalid input (at token 3: 'queue')"]}]}
+        })]);
+        out.failure = Some(ExecFailure::TimedOut(
+            "leaf1: POST /command-api: no answer in 10s".into(),
+        ));
+        out.exit = None;
+        let a = answers(&refs, &out);
+        assert_eq!(a[0].exit, Some(0));
+        assert_eq!(a[1].exit, Some(NOT_AVAILABLE), "{:?}", a[1]);
+        assert!(a[1].text.contains("Invalid input"), "{}", a[1].text);
+        assert_eq!(a[2].exit, Some(FAILED));
+        assert_eq!(a[3].exit, None);
+        assert!(a[3].text.contains("no answer in 10s"), "{}", a[3].text);
+        // Not JSON-RPC at all (a proxy's page): every query says so.
+        let bad = InvocationOutput {
+            stdout: apicall::print(&[CallResult {
+                status: 502,
+                body: "<html>Bad Gateway</html>".into(),
+            }]),
+            ..Default::default()
+        };
+        let a = answers(&refs[..1], &bad);
+        assert_eq!(a[0].exit, Some(FAILED));
+        assert!(a[0].text.starts_with("HTTP 502"), "{}", a[0].text);
+    }
+
+    /// NX-API: show and text commands go in separate `ins_api` calls; a
+    /// single output comes back as an object, not a list.
+    #[test]
+    fn nxapi_calls_by_type_and_reads_a_single_output_object() {
+        let nx = crate::switch::nxos::Nxos;
+        let qs = [
+            Query::api(Api::Nxapi, Form::Json, &["show interface status"]),
+            Query::api(Api::Nxapi, Form::Text, &["show running-config ipqos"]),
+        ];
+        let refs = api_queries(&qs);
+        let c = calls(&refs);
+        assert_eq!(c.len(), 2);
+        let b: Value = serde_json::from_str(&c[0].body).unwrap();
+        assert_eq!(b["ins_api"]["type"], "cli_show");
+        assert_eq!(b["ins_api"]["input"], "show interface status");
+        let b: Value = serde_json::from_str(&c[1].body).unwrap();
+        assert_eq!(b["ins_api"]["type"], "cli_show_ascii");
+        let status = fixture("nxos", "show-interface-status-insapi-greenpau.json");
+        let text = json!({"ins_api": {"type": "cli_show_ascii", "version": "1.0", "sid": "eoc",
+            "outputs": {"output": {"input": "show running-config ipqos", "msg": "Success", "code": "200",
+                                   "body": "!Command: show running-config ipqos\n"}}}});
+        let a = answers(&refs, &printed(&[status, text]));
+        assert_eq!(a[0].exit, Some(0), "{:?}", a[0]);
+        let rows: Value = serde_json::from_str(&a[0].text).unwrap();
+        assert!(crate::switch::nxos::parse_port_states(&rows).unwrap().len() > 1);
+        assert_eq!(a[1].exit, Some(0));
+        assert!(a[1].text.starts_with("!Command"));
+        // The NX-OS platform reads the same answers as facts.
+        let _ = nx.name();
+    }
+
+    /// A command NX-API would split is never sent as another command.
+    #[test]
+    fn a_port_name_with_a_separator_is_not_sent() {
+        let q = Query::api(Api::Nxapi, Form::Conf, &["interface Ethernet1/1 ;reload"]);
+        let refs = api_queries(std::slice::from_ref(&q));
+        assert_eq!(calls(&refs)[0].body, "");
+    }
+}

@@ -524,3 +524,156 @@ impl Platform for Eos {
         normalise_port(name)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> Value {
+        let p = format!("{}/tests/fixtures/eos/{name}", env!("CARGO_MANIFEST_DIR"));
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    }
+
+    fn ok(v: Value) -> Answer {
+        Answer {
+            exit: Some(0),
+            text: v.to_string(),
+        }
+    }
+
+    fn cmds(q: &Query) -> Vec<String> {
+        match q {
+            Query::Api(a) => a.cmds.clone(),
+            Query::Argv(_) => panic!("argv"),
+        }
+    }
+
+    fn flap(p: &str) -> Action {
+        Action::PortsDown(vec![p.to_string()])
+    }
+
+    fn status(ports: &[(&str, &str)]) -> Value {
+        let m: serde_json::Map<String, Value> = ports
+            .iter()
+            .map(|(p, s)| (p.to_string(), serde_json::json!({ "linkStatus": s })))
+            .collect();
+        serde_json::json!({ "interfaceStatuses": m })
+    }
+
+    /// The session, the change and the commit timer go in one call; the
+    /// undo is the session's abort.
+    #[test]
+    fn a_flap_is_one_session_with_its_commit_timer() {
+        let c = Eos.change(
+            &flap("Ethernet1"),
+            &State::default(),
+            Some(("run-7:1", Duration::from_secs(95))),
+        );
+        assert!(c.armed);
+        assert_eq!(c.apply.len(), 1);
+        assert_eq!(
+            cmds(&c.apply[0]),
+            [
+                "configure session rocegate-run-7-1",
+                "interface Ethernet1",
+                "shutdown",
+                "commit timer 00:01:35"
+            ]
+        );
+        assert_eq!(cmds(&c.undo), ["configure session rocegate-run-7-1 abort"]);
+    }
+
+    /// Abort worked: done. Session gone: read the ports, and bring up only
+    /// the one still administratively down.
+    #[test]
+    fn an_undo_whose_session_is_gone_restores_only_what_is_still_down() {
+        let ports = vec!["Ethernet1".to_string(), "Ethernet2".to_string()];
+        let abort = conf(vec!["configure session rocegate-x abort".into()]);
+        assert_eq!(Eos.undo_next(&ports, &abort, &ok(Value::Null)), Next::Done);
+        let gone = Answer {
+            exit: Some(crate::switch::call::FAILED),
+            text:
+                "`configure session rocegate-x abort` failed (eAPI error 1000: session not found)"
+                    .into(),
+        };
+        let Next::Then(read) = Eos.undo_next(&ports, &abort, &gone) else {
+            panic!("expected a read")
+        };
+        assert_eq!(cmds(&read), ["show interfaces status"]);
+        let now = ok(status(&[
+            ("Ethernet1", "disabled"),
+            ("Ethernet2", "connected"),
+        ]));
+        let Next::Then(up) = Eos.undo_next(&ports, &read, &now) else {
+            panic!("expected a no shutdown")
+        };
+        assert_eq!(
+            cmds(&up),
+            ["configure", "interface Ethernet1", "no shutdown", "end"]
+        );
+        assert_eq!(Eos.undo_next(&ports, &up, &ok(Value::Null)), Next::Done);
+        // Both up already (the timer rolled back): nothing is sent.
+        let both = ok(status(&[
+            ("Ethernet1", "connected"),
+            ("Ethernet2", "notconnect"),
+        ]));
+        assert_eq!(Eos.undo_next(&ports, &read, &both), Next::Done);
+        // The switch unreachable mid-undo: failed, stays open.
+        let cut = Answer::default();
+        assert!(matches!(
+            Eos.undo_next(&ports, &abort, &cut),
+            Next::Failed(_)
+        ));
+    }
+
+    /// Prior state from real outputs: BGP in every VRF with the local AS,
+    /// an errdisabled port, a pending session; each refuses the fault.
+    #[test]
+    fn prior_state_refuses_errdisabled_ports_idle_peers_and_a_pending_timer() {
+        let bgp = fixture("show-bgp-summary-vrf-all-afisafi-anta-unittest.json");
+        let sessions =
+            fixture("show-configuration-sessions-detail-pre432-asynceapi-docstring.json");
+        let a = ok(serde_json::json!([
+            status(&[("Ethernet8", "errdisabled"), ("Ethernet1", "connected")]),
+            bgp,
+            sessions
+        ]));
+        let st = Eos.parse_prior(&flap("Et8"), &a).unwrap();
+        assert_eq!(st.asn.as_deref(), Some("65120"));
+        assert_eq!(st.errdisabled.len(), 1, "{st:?}");
+        let e = Eos.check_prior(&flap("Et8"), &st).unwrap_err();
+        assert!(e.contains("errdisabled"), "{e}");
+        let st = Eos.parse_prior(&flap("Ethernet1"), &a).unwrap();
+        let e = Eos.check_prior(&flap("Ethernet1"), &st).unwrap_err();
+        assert!(e.contains("BGP not Established"), "{e}");
+        let e = Eos.parse_prior(&flap("Ethernet99"), &a).unwrap_err();
+        assert!(e.contains("Ethernet99 does not exist"), "{e}");
+        let e = Eos
+            .check_prior(&Action::Reload { ports: vec![] }, &State::default())
+            .unwrap_err();
+        assert!(e.contains("ports_down or routing_restart"), "{e}");
+        let pending = State {
+            pending: vec!["someone".into()],
+            ..Default::default()
+        };
+        let e = Eos.check_prior(&flap("Ethernet1"), &pending).unwrap_err();
+        assert!(e.contains("pending commit timer"), "{e}");
+    }
+
+    #[test]
+    fn routing_stop_shuts_the_bgp_instance_by_its_as() {
+        let prior = State {
+            asn: Some("65120".into()),
+            ..Default::default()
+        };
+        let c = Eos.change(
+            &Action::RoutingStop,
+            &prior,
+            Some(("f", Duration::from_secs(3600))),
+        );
+        assert_eq!(
+            cmds(&c.apply[0])[1..],
+            ["router bgp 65120", "shutdown", "commit timer 01:00:00"]
+        );
+    }
+}

@@ -497,3 +497,149 @@ impl Platform for Nxos {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmds(q: &Query) -> (Form, Vec<String>) {
+        match q {
+            Query::Api(a) => (a.form, a.cmds.clone()),
+            Query::Argv(_) => panic!("argv"),
+        }
+    }
+
+    fn said(text: &str) -> Answer {
+        Answer {
+            exit: Some(0),
+            text: text.into(),
+        }
+    }
+
+    fn flap() -> Action {
+        Action::PortsDown(vec!["Ethernet1/1".into()])
+    }
+
+    /// The timer is armed (and seen running) before the change, in a call
+    /// of its own; the restore it runs reaches vsh with its `;` intact.
+    #[test]
+    fn the_dead_man_is_a_detached_timer_armed_first() {
+        let c = Nxos.change(
+            &flap(),
+            &State::default(),
+            Some(("r-1", Duration::from_secs(90))),
+        );
+        assert!(c.armed);
+        let (form, arm) = cmds(&c.apply[0]);
+        assert_eq!(form, Form::Text);
+        assert!(
+            arm[0].starts_with("run bash setsid sh -c ': rocegate-deadman-"),
+            "{}",
+            arm[0]
+        );
+        assert!(
+            arm[0].contains("sleep 90 && /isan/bin/vsh -c"),
+            "{}",
+            arm[0]
+        );
+        assert!(!arm[0].contains(';'), "NX-API would split {}", arm[0]);
+        assert_eq!(
+            cmds(&c.apply[1]),
+            (
+                Form::Conf,
+                vec!["interface Ethernet1/1".into(), "shutdown".into()]
+            )
+        );
+        assert_eq!(
+            cmds(&c.undo),
+            (
+                Form::Conf,
+                vec!["interface Ethernet1/1".into(), "no shutdown".into()]
+            )
+        );
+        // What the switch's shell would hand vsh: run the timer's script
+        // with vsh replaced by printf and no sleep.
+        let inner = arm[0]
+            .split_once("sh -c '")
+            .and_then(|(_, r)| r.split_once("' </dev/null"))
+            .map(|(s, _)| {
+                s.replace("/isan/bin/vsh -c", "printf %s")
+                    .replace("sleep 90", "true")
+            })
+            .unwrap();
+        let o = std::process::Command::new("sh")
+            .args(["-c", &inner])
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            "configure terminal ; interface Ethernet1/1 ; no shutdown"
+        );
+        // No pid back: the timer is not running, and nothing is changed.
+        assert!(Nxos.applied(&c.apply[0], &said("  4242\n")).is_ok());
+        let e = Nxos
+            .applied(&c.apply[0], &said("bash: setsid: command not found"))
+            .unwrap_err();
+        assert!(e.contains("feature bash-shell"), "{e}");
+    }
+
+    /// Undo: the restore, then the timer of this fault (and no other) killed.
+    #[test]
+    fn the_undo_restores_then_disarms_its_own_timer() {
+        let c = Nxos.change(
+            &flap(),
+            &State::default(),
+            Some(("r-1", Duration::from_secs(90))),
+        );
+        let other = Nxos.change(
+            &Action::PortsDown(vec!["Ethernet1/2".into()]),
+            &State::default(),
+            Some(("r-2", Duration::from_secs(90))),
+        );
+        let ports = vec!["Ethernet1/1".to_string()];
+        let Next::Then(kill) = Nxos.undo_next(&ports, &c.undo, &said("")) else {
+            panic!("expected the disarm")
+        };
+        let (form, k) = cmds(&kill);
+        assert_eq!(form, Form::Text);
+        let name = cmds(&c.apply[0]).1[0]
+            .split_whitespace()
+            .find(|w| w.starts_with("rocegate-deadman-"))
+            .unwrap()
+            .to_string();
+        let pattern = format!("{}[{}]", &name[..name.len() - 1], &name[name.len() - 1..]);
+        assert_eq!(k[0], format!("run bash pkill -f '{pattern}' || true"));
+        assert!(!cmds(&other.apply[0]).1[0].contains(&name));
+        assert_eq!(Nxos.undo_next(&ports, &kill, &said("")), Next::Done);
+        let refused = Answer {
+            exit: Some(crate::switch::call::NEEDS_PRIVILEGE),
+            text: "`interface Ethernet1/1` is not allowed for this account's role".into(),
+        };
+        assert!(matches!(
+            Nxos.undo_next(&ports, &c.undo, &refused),
+            Next::Failed(e) if e.contains("not allowed")
+        ));
+    }
+
+    #[test]
+    fn prior_state_reads_ports_and_bgp_in_every_vrf() {
+        let read = |n: &str| -> Value {
+            let p = format!("{}/tests/fixtures/nxos/{n}", env!("CARGO_MANIFEST_DIR"));
+            serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+        };
+        let status = read("show-interface-status-insapi-greenpau.json");
+        let body = status
+            .pointer("/ins_api/outputs/output/body")
+            .unwrap()
+            .clone();
+        let bgp = read("show-bgp-all-summary-vrf-all-row-saf-object-napalm.json");
+        let a = said(&serde_json::json!([body, bgp]).to_string());
+        let st = Nxos.parse_prior(&Action::RoutingStop, &a).unwrap();
+        assert_eq!(st.asn.as_deref(), Some("64861"));
+        assert!(st.bgp.as_ref().is_some_and(|b| !b.is_empty()), "{st:?}");
+        let e = Nxos
+            .parse_prior(&Action::PortsDown(vec!["Eth9/99".into()]), &a)
+            .unwrap_err();
+        assert!(e.contains("does not exist"), "{e}");
+    }
+}
