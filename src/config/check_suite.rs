@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::check::{read_source, sha256_hex};
 use super::diag::{quote, Diagnostics, Sink};
 use super::hostlist;
+use super::inventory::SwitchRole;
 use super::model::*;
 use super::names::{is_path_name, PATH_NAME_RULE};
 use super::select::{self, Part, Selection};
@@ -115,6 +116,18 @@ pub enum FaultAction {
     LeafReset {
         switch: SwitchId,
         mode: LeafResetMode,
+    },
+    /// A spine's ports down, its routing stopped, or it reloaded.
+    SpineLoss {
+        switch: SwitchId,
+        mode: LeafResetMode,
+    },
+    /// The BGP session(s) `switch` runs over `port` shut; `link` is the
+    /// cable at that port, which stays up.
+    RouteChange {
+        switch: SwitchId,
+        port: String,
+        link: LinkId,
     },
 }
 
@@ -901,6 +914,103 @@ fn check_fair_share(
     }
 }
 
+/// The fault actions a suite can write, for messages.
+const FAULT_ACTIONS: &str = "link_flap, leaf_reset, spine_loss or route_change";
+
+/// The switch named `name` when it has `role`; otherwise an error at `at`
+/// that lists the switches that do.
+fn switch_of_role(
+    inv: &Inventory,
+    name: &str,
+    role: SwitchRole,
+    action: &str,
+    at: &str,
+    sink: &mut Sink,
+) -> Option<SwitchId> {
+    let label = |r: SwitchRole| match r {
+        SwitchRole::Leaf => "leaf",
+        SwitchRole::Spine => "spine",
+    };
+    let of_role: Vec<String> = inv
+        .switches
+        .iter()
+        .filter(|s| s.role == role)
+        .map(|s| s.name.clone())
+        .collect();
+    let plural = match role {
+        SwitchRole::Leaf => "leaves",
+        SwitchRole::Spine => "spines",
+    };
+    let listed = if of_role.is_empty() {
+        format!("the inventory has no {plural}")
+    } else {
+        format!("{plural}: {}", hostlist::compress(&of_role))
+    };
+    match inv.switch_by_name.get(name) {
+        Some(&s) if inv.switches[s].role == role => Some(s),
+        Some(&s) => {
+            let other = label(inv.switches[s].role);
+            let hint = match role {
+                SwitchRole::Leaf => " (for a spine, use spine_loss)",
+                SwitchRole::Spine => " (for a leaf, use leaf_reset)",
+            };
+            sink.error(
+                at,
+                format!(
+                    "{name} is a {other}; {action} takes a {}{hint} ({listed})",
+                    label(role)
+                ),
+            );
+            None
+        }
+        None => {
+            sink.error(
+                at,
+                format!("switch \"{name}\" is not in the inventory ({listed})"),
+            );
+            None
+        }
+    }
+}
+
+/// `switch:port` of a switch-to-switch link, for `route_change`: the switch
+/// whose BGP session over that port is shut.
+fn route_change_link(
+    inv: &Inventory,
+    target: &str,
+    at: &str,
+    sink: &mut Sink,
+) -> Option<FaultAction> {
+    let Some(End::Port { switch, port }) = inv.resolve_end(target) else {
+        sink.error(
+            at,
+            format!("\"{target}\" is not a switch port (switch:port) of the inventory; route_change shuts the BGP session a switch runs over that port"),
+        );
+        return None;
+    };
+    let end = End::Port {
+        switch,
+        port: port.clone(),
+    };
+    let Some(link) = inv.link_at(&end) else {
+        sink.error(at, format!("{target} has no cable in the inventory"));
+        return None;
+    };
+    let l = &inv.links[link];
+    let far = if l.a == end { &l.b } else { &l.a };
+    if let End::Nic(_) = far {
+        sink.error(
+            at,
+            format!(
+                "{target} is cabled to {}, a host: route_change takes a link between two switches (a leaf uplink), whose BGP session is one ECMP member",
+                inv.end_name(far)
+            ),
+        );
+        return None;
+    }
+    Some(FaultAction::RouteChange { switch, port, link })
+}
+
 #[allow(clippy::too_many_arguments)]
 fn check_fault(
     f: &FaultSpec,
@@ -914,80 +1024,98 @@ fn check_fault(
 ) -> Option<Fault> {
     let b = format!("{base}.fault");
     let one = |v: Vec<String>| v.into_iter().next();
-    let action = match (&f.link_flap, &f.leaf_reset) {
-        (Some(flap), None) => {
-            let at = format!("{b}.link_flap.target");
-            let target = sel
-                .names(
-                    &flap.target,
-                    &at,
-                    inv,
-                    true,
-                    &[SelectKind::Uplink, SelectKind::Nic],
-                    sink,
+    let given: Vec<&str> = [
+        ("link_flap", f.link_flap.is_some()),
+        ("leaf_reset", f.leaf_reset.is_some()),
+        ("spine_loss", f.spine_loss.is_some()),
+        ("route_change", f.route_change.is_some()),
+    ]
+    .iter()
+    .filter(|k| k.1)
+    .map(|k| k.0)
+    .collect();
+    let action = if given.len() != 1 {
+        sink.error(
+            b.clone(),
+            if given.is_empty() {
+                format!("a fault needs one action: {FAULT_ACTIONS}")
+            } else {
+                format!(
+                    "a fault has one action ({FAULT_ACTIONS}), not {}",
+                    given.join(" and ")
                 )
-                .and_then(one)?;
-            match inv.resolve_end(&target) {
-                Some(end) => match inv.link_at(&end) {
-                    Some(link) => Some(FaultAction::LinkFlap { end, link }),
-                    None => {
-                        sink.error(at, format!("{target} has no cable in the inventory"));
-                        None
-                    }
-                },
+            },
+        );
+        None
+    } else if let Some(flap) = &f.link_flap {
+        let at = format!("{b}.link_flap.target");
+        let target = sel
+            .names(
+                &flap.target,
+                &at,
+                inv,
+                true,
+                &[SelectKind::Uplink, SelectKind::Nic],
+                sink,
+            )
+            .and_then(one)?;
+        match inv.resolve_end(&target) {
+            Some(end) => match inv.link_at(&end) {
+                Some(link) => Some(FaultAction::LinkFlap { end, link }),
                 None => {
-                    sink.error(at, format!("\"{target}\" is not a NIC (node:device) or a switch port (switch:port) of the inventory"));
+                    sink.error(at, format!("{target} has no cable in the inventory"));
                     None
                 }
+            },
+            None => {
+                sink.error(at, format!("\"{target}\" is not a NIC (node:device) or a switch port (switch:port) of the inventory"));
+                None
             }
         }
-        (None, Some(reset)) => {
-            let at = format!("{b}.leaf_reset.switch");
-            let switch = sel
-                .names(
-                    &reset.switch,
-                    &at,
-                    inv,
-                    true,
-                    &[SelectKind::Leaf, SelectKind::Switch],
-                    sink,
-                )
-                .and_then(one)?;
-            let reset = LeafReset {
-                switch: Target::Name(switch.clone()),
+    } else if let Some(reset) = &f.leaf_reset {
+        let at = format!("{b}.leaf_reset.switch");
+        let switch = sel
+            .names(
+                &reset.switch,
+                &at,
+                inv,
+                true,
+                &[SelectKind::Leaf, SelectKind::Switch],
+                sink,
+            )
+            .and_then(one)?;
+        switch_of_role(inv, &switch, SwitchRole::Leaf, "leaf_reset", &at, sink).map(|s| {
+            FaultAction::LeafReset {
+                switch: s,
                 mode: reset.mode,
-            };
-            match inv.switch_by_name.get(&switch) {
-                Some(&s) if inv.switches[s].role == super::inventory::SwitchRole::Leaf => {
-                    Some(FaultAction::LeafReset {
-                        switch: s,
-                        mode: reset.mode,
-                    })
-                }
-                Some(_) => {
-                    sink.error(at, format!("{switch} is a spine; leaf_reset takes a leaf"));
-                    None
-                }
-                None => {
-                    sink.error(at, format!("switch \"{switch}\" is not in the inventory"));
-                    None
-                }
             }
-        }
-        (None, None) => {
-            sink.error(
-                b.clone(),
-                "a fault needs one action: link_flap or leaf_reset",
-            );
-            None
-        }
-        (Some(_), Some(_)) => {
-            sink.error(
-                b.clone(),
-                "a fault has one action: link_flap or leaf_reset, not both",
-            );
-            None
-        }
+        })
+    } else if let Some(loss) = &f.spine_loss {
+        let at = format!("{b}.spine_loss.switch");
+        let switch = sel
+            .names(
+                &loss.switch,
+                &at,
+                inv,
+                true,
+                &[SelectKind::Spine, SelectKind::Switch],
+                sink,
+            )
+            .and_then(one)?;
+        switch_of_role(inv, &switch, SwitchRole::Spine, "spine_loss", &at, sink).map(|s| {
+            FaultAction::SpineLoss {
+                switch: s,
+                mode: loss.mode,
+            }
+        })
+    } else if let Some(change) = &f.route_change {
+        let at = format!("{b}.route_change.link");
+        let target = sel
+            .names(&change.link, &at, inv, true, &[SelectKind::Uplink], sink)
+            .and_then(one)?;
+        route_change_link(inv, &target, &at, sink)
+    } else {
+        None
     };
     let during = match names.get(f.during.as_str()) {
         Some(&d) if d == index => {
@@ -1047,4 +1175,146 @@ fn check_fault(
         );
     }
     Some(fault)
+}
+
+#[cfg(test)]
+mod fault_tests {
+    use super::*;
+    use crate::config::check::parse_inventory;
+    use crate::config::generate::{generate, to_yaml, PodShape};
+
+    fn pod() -> Inventory {
+        let shape = PodShape {
+            nodes: 16,
+            rails: 1,
+            nodes_per_leaf: 8,
+            spines: 2,
+            ..PodShape::default()
+        };
+        let yaml = to_yaml(&shape, &generate(&shape).unwrap()).unwrap();
+        parse_inventory("gen.yaml", &yaml).unwrap()
+    }
+
+    /// The fault of a suite with one traffic test and `fault`.
+    fn fault(inv: &Inventory, fault: &str) -> Result<Fault, String> {
+        let text = format!(
+            "suite: {{name: t}}\ntests:\n  - name: bw\n    perftest: {{tool: ib_write_bw, size: 1M, duration: 30s}}\n    pattern: cross-leaf\n  - name: f\n    fault: {{{fault}, during: bw, at: 5s, for: 3s}}\n"
+        );
+        let s = parse_suite("s.yaml", &text, inv).map_err(|e| e.to_string())?;
+        match &s.tests[1].kind {
+            TestKind::Fault(f) => Ok(f.clone()),
+            k => panic!("{}", k.label()),
+        }
+    }
+
+    #[test]
+    fn spine_loss_takes_a_spine_by_name_or_selector() {
+        let inv = pod();
+        let f = fault(&inv, "spine_loss: {switch: spine2, mode: ports_down}").unwrap();
+        assert!(matches!(
+            f.action,
+            FaultAction::SpineLoss { switch, mode: LeafResetMode::PortsDown }
+                if inv.switches[switch].name == "spine2"
+        ));
+        let f = fault(
+            &inv,
+            "spine_loss: {switch: {select: spine, position: first}, mode: routing_restart}",
+        )
+        .unwrap();
+        assert!(matches!(
+            f.action,
+            FaultAction::SpineLoss { switch, mode: LeafResetMode::RoutingRestart }
+                if inv.switches[switch].name == "spine1"
+        ));
+    }
+
+    #[test]
+    fn a_leaf_for_spine_loss_or_a_spine_for_leaf_reset_is_refused_with_the_right_ones() {
+        let inv = pod();
+        let e = fault(&inv, "spine_loss: {switch: r0-leaf1, mode: reload}").unwrap_err();
+        assert!(
+            e.contains("s.yaml:7:")
+                && e.contains("tests[1].fault.spine_loss.switch: r0-leaf1 is a leaf; spine_loss takes a spine (for a leaf, use leaf_reset) (spines: spine[1-2])"),
+            "{e}"
+        );
+        let e = fault(&inv, "spine_loss: {switch: spine9, mode: reload}").unwrap_err();
+        assert!(
+            e.contains("switch \"spine9\" is not in the inventory (spines: spine[1-2])"),
+            "{e}"
+        );
+        let e = fault(&inv, "leaf_reset: {switch: spine1, mode: reload}").unwrap_err();
+        assert!(
+            e.contains("spine1 is a spine; leaf_reset takes a leaf (for a spine, use spine_loss) (leaves: r0-leaf[1-2])"),
+            "{e}"
+        );
+        let e = fault(
+            &inv,
+            "spine_loss: {switch: {select: leaf, rail: 0, pick: first}, mode: reload}",
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("select: leaf cannot be used here; this takes select: spine or switch"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn route_change_takes_a_switch_port_of_a_switch_to_switch_link() {
+        let inv = pod();
+        let f = fault(&inv, "route_change: {link: r0-leaf1:swp9}").unwrap();
+        let FaultAction::RouteChange { switch, port, link } = &f.action else {
+            panic!("{:?}", f.action);
+        };
+        assert_eq!(
+            (inv.switches[*switch].name.as_str(), port.as_str()),
+            ("r0-leaf1", "swp9")
+        );
+        assert_eq!(inv.links[*link].kind, LinkKind::Fabric);
+        // From the spine's side, and by selector (shut on the leaf).
+        let f = fault(&inv, "route_change: {link: spine1:swp1}").unwrap();
+        assert!(
+            matches!(&f.action, FaultAction::RouteChange { switch, .. } if inv.switches[*switch].name == "spine1")
+        );
+        let f = fault(
+            &inv,
+            "route_change: {link: {select: uplink, spine: spine2, pick: first}}",
+        )
+        .unwrap();
+        assert!(
+            matches!(&f.action, FaultAction::RouteChange { switch, .. } if inv.switches[*switch].name == "r0-leaf1")
+        );
+        let e = fault(&inv, "route_change: {link: r0-leaf1:swp1}").unwrap_err();
+        assert!(
+            e.contains("r0-leaf1:swp1 is cabled to gpu001:mlx5_0, a host: route_change takes a link between two switches"),
+            "{e}"
+        );
+        let e = fault(&inv, "route_change: {link: gpu001:mlx5_0}").unwrap_err();
+        assert!(e.contains("\"gpu001:mlx5_0\" is not a switch port"), "{e}");
+        let e = fault(&inv, "route_change: {link: r0-leaf1:swp99}").unwrap_err();
+        assert!(
+            e.contains("r0-leaf1:swp99 has no cable in the inventory"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_fault_has_exactly_one_action() {
+        let inv = pod();
+        let e = fault(
+            &inv,
+            "spine_loss: {switch: spine1, mode: ports_down}, route_change: {link: r0-leaf1:swp9}",
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("a fault has one action (link_flap, leaf_reset, spine_loss or route_change), not spine_loss and route_change"),
+            "{e}"
+        );
+        let e = fault(&inv, "repeat: 1").unwrap_err();
+        assert!(
+            e.contains(
+                "a fault needs one action: link_flap, leaf_reset, spine_loss or route_change"
+            ),
+            "{e}"
+        );
+    }
 }

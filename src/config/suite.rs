@@ -535,6 +535,10 @@ pub struct FaultSpec {
     pub link_flap: Option<LinkFlap>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leaf_reset: Option<LeafReset>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spine_loss: Option<SpineLoss>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route_change: Option<RouteChange>,
     /// The traffic test the fault runs during.
     pub during: String,
     /// Delay after the workload starts.
@@ -569,6 +573,26 @@ pub struct LeafReset {
     pub mode: LeafResetMode,
 }
 
+/// A whole spine lost: what `leaf_reset` does to a leaf, aimed at a spine.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpineLoss {
+    /// A spine by name, or a selector of a `spine`.
+    pub switch: Target,
+    pub mode: LeafResetMode,
+}
+
+/// One ECMP member withdrawn by routing: the BGP session over one
+/// switch-to-switch link shut on one of its switches, the link left up.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteChange {
+    /// `switch:port`: the switch whose session is shut and the port its
+    /// session runs over, or a selector of an `uplink` (shut on the leaf).
+    pub link: Target,
+}
+
+/// How a switch is reset (`leaf_reset`, `spine_loss`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LeafResetMode {

@@ -110,7 +110,8 @@ pub struct Disruption {
     pub isolated_nodes: Vec<String>,
     /// Rails on which every NIC is isolated.
     pub dark_rails: Vec<u32>,
-    /// Leaf–spine links taken down (capacity lost, nothing isolated).
+    /// Leaf–spine links taken down or out of routing (capacity lost,
+    /// nothing isolated).
     pub fabric_links_down: usize,
     /// Why it is refused (the blast-radius limit, a switch no driver of
     /// this build can change), if it is.
@@ -386,15 +387,18 @@ fn nics_behind_link(inv: &Inventory, link: usize) -> Vec<NicId> {
 }
 
 /// NICs a fault cuts off: those behind the flapped link, or behind any
-/// link of the reset leaf.
+/// link of the reset leaf or lost spine. A route change cuts off nothing:
+/// it withdraws one switch-to-switch link from ECMP.
 pub fn cut_off(inv: &Inventory, f: &crate::config::check_suite::Fault) -> Vec<NicId> {
     match &f.action {
         FaultAction::LinkFlap { link, .. } => nics_behind_link(inv, *link),
-        FaultAction::LeafReset { switch, .. } => inv.switches[*switch]
+        FaultAction::LeafReset { switch, .. } | FaultAction::SpineLoss { switch, .. } => inv
+            .switches[*switch]
             .links
             .iter()
             .flat_map(|&l| nics_behind_link(inv, l))
             .collect(),
+        FaultAction::RouteChange { .. } => Vec::new(),
     }
 }
 
@@ -410,18 +414,28 @@ pub fn disruption(
             let fabric = usize::from(inv.links[*link].kind == LinkKind::Fabric);
             ("link_flap".to_string(), inv.end_name(end), fabric)
         }
-        FaultAction::LeafReset { switch, mode } => {
+        FaultAction::LeafReset { switch, mode } | FaultAction::SpineLoss { switch, mode } => {
             let fabric = inv.switches[*switch]
                 .links
                 .iter()
                 .filter(|&&l| inv.links[l].kind == LinkKind::Fabric)
                 .count();
+            let kind = match f.action {
+                FaultAction::SpineLoss { .. } => "spine_loss",
+                _ => "leaf_reset",
+            };
             (
-                format!("leaf_reset ({})", mode.label()),
+                format!("{kind} ({})", mode.label()),
                 inv.switches[*switch].name.clone(),
                 fabric,
             )
         }
+        // The link stays up, but carries nothing routed: its capacity is lost.
+        FaultAction::RouteChange { switch, port, link } => (
+            "route_change".to_string(),
+            format!("{}:{port}", inv.switches[*switch].name),
+            usize::from(inv.links[*link].kind == LinkKind::Fabric),
+        ),
     };
     let nic_set: HashSet<NicId> = nics.iter().copied().collect();
     let mut affected: Vec<NodeId> = nics.iter().map(|&n| inv.nics[n].node).collect();

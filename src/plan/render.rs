@@ -171,7 +171,12 @@ pub fn to_text(plan: &Plan, suite: &Suite, inv: &Inventory) -> String {
                 "  {}: {} on {} during {}; {isolates}",
                 d.test, d.action, d.target, d.during
             );
-            if d.fabric_links_down > 0 {
+            if d.fabric_links_down > 0 && d.action == "route_change" {
+                out += &format!(
+                    "; {} leaf-spine link(s) withdrawn from ECMP (left up)",
+                    d.fabric_links_down
+                );
+            } else if d.fabric_links_down > 0 {
                 out += &format!("; {} leaf-spine link(s) down", d.fabric_links_down);
             }
             if !d.dark_rails.is_empty() {

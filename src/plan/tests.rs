@@ -176,6 +176,47 @@ fn leaf_reset_isolates_its_nics_and_the_limit_refuses_it() {
 }
 
 #[test]
+fn a_spine_loss_takes_its_links_and_a_route_change_one_but_neither_isolates() {
+    let inv = pod(64, 2);
+    let s = suite(
+        &inv,
+        "  - name: bw\n    perftest: {tool: ib_write_bw, size: 1M, duration: 30s}\n    pattern: rail-pairs\n\
+         \x20 - name: spine\n    fault: {spine_loss: {switch: spine1, mode: ports_down}, during: bw, at: 5s, for: 10s}\n\
+         \x20 - name: route\n    fault: {route_change: {link: r0-leaf1:swp33}, during: bw, at: 5s, for: 10s}\n",
+    );
+    let plan = build(&s, &inv, &Narrowing::default(), 1).unwrap();
+    let spine = &plan.disruptions[0];
+    assert_eq!(
+        (spine.action.as_str(), spine.target.as_str()),
+        ("spine_loss (ports_down)", "spine1")
+    );
+    let links = inv.switches[inv.switch_by_name["spine1"]].links.len();
+    // Every leaf of both rails has uplinks to spine1.
+    assert!(links >= 4, "{links}");
+    assert_eq!(spine.fabric_links_down, links);
+    assert!(spine.isolated_nics.is_empty() && spine.affected_nodes.is_empty());
+    assert!(spine.refused.is_none(), "{:?}", spine.refused);
+    let route = &plan.disruptions[1];
+    assert_eq!(
+        (route.action.as_str(), route.target.as_str()),
+        ("route_change", "r0-leaf1:swp33")
+    );
+    assert_eq!(route.fabric_links_down, 1);
+    assert!(route.isolated_nics.is_empty() && route.refused.is_none());
+    let text = render::to_text(&plan, &s, &inv);
+    assert!(
+        text.contains(&format!(
+            "spine: spine_loss (ports_down) on spine1 during bw; isolates no NIC; {links} leaf-spine link(s) down"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("route: route_change on r0-leaf1:swp33 during bw; isolates no NIC; 1 leaf-spine link(s) withdrawn from ECMP (left up)"),
+        "{text}"
+    );
+}
+
+#[test]
 fn an_iperf_round_lasts_its_whole_seconds_plus_setup() {
     let inv = pod(4, 2);
     let s = suite(

@@ -28,16 +28,24 @@ pub(super) struct Opened {
 }
 
 /// The links a fault takes down on purpose: a flapped link; every link of
-/// a leaf whose ports go down or that reloads (a routing restart takes no
-/// link down).
+/// a leaf or spine whose ports go down or that reloads. A routing restart
+/// takes no link down, and neither does a route change: its withdrawn link
+/// stays up, so a link-down on it is a finding like anywhere else.
 pub(super) fn flapped_links(inv: &crate::config::model::Inventory, f: &Fault) -> Vec<LinkId> {
     match &f.action {
         FaultAction::LinkFlap { link, .. } => vec![*link],
         FaultAction::LeafReset {
             mode: LeafResetMode::RoutingRestart,
             ..
-        } => Vec::new(),
-        FaultAction::LeafReset { switch, .. } => inv.switches[*switch].links.clone(),
+        }
+        | FaultAction::SpineLoss {
+            mode: LeafResetMode::RoutingRestart,
+            ..
+        }
+        | FaultAction::RouteChange { .. } => Vec::new(),
+        FaultAction::LeafReset { switch, .. } | FaultAction::SpineLoss { switch, .. } => {
+            inv.switches[*switch].links.clone()
+        }
     }
 }
 
@@ -270,5 +278,63 @@ impl Book {
         }
         fs.push(summary);
         crate::score::findings::verdicts(gate, "counters", &fs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::check::parse_inventory;
+    use crate::config::check_suite::{parse_suite, TestKind};
+    use crate::config::generate::{generate, to_yaml, PodShape};
+
+    /// The links the ledger expects a link-down on, for each fault of `faults`.
+    fn flapped(faults: &[&str]) -> Vec<Vec<String>> {
+        let shape = PodShape {
+            nodes: 16,
+            rails: 1,
+            nodes_per_leaf: 8,
+            spines: 2,
+            ..PodShape::default()
+        };
+        let inv = parse_inventory(
+            "gen.yaml",
+            &to_yaml(&shape, &generate(&shape).unwrap()).unwrap(),
+        )
+        .unwrap();
+        let mut text = String::from("suite: {name: t}\ntests:\n  - {name: bw, perftest: {tool: ib_write_bw, size: 1M, duration: 30s}, pattern: cross-leaf}\n");
+        for (i, f) in faults.iter().enumerate() {
+            text += &format!("  - {{name: f{i}, fault: {{{f}, during: bw, at: 5s, for: 3s}}}}\n");
+        }
+        let s = parse_suite("s.yaml", &text, &inv).unwrap_or_else(|e| panic!("{e}"));
+        s.tests
+            .iter()
+            .filter_map(|t| match &t.kind {
+                TestKind::Fault(f) => Some(
+                    super::flapped_links(&inv, f)
+                        .into_iter()
+                        .map(|l| inv.link_name(l))
+                        .collect(),
+                ),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_lost_spines_links_flap_and_a_withdrawn_route_takes_none_down() {
+        let f = flapped(&[
+            "spine_loss: {switch: spine1, mode: ports_down}",
+            "spine_loss: {switch: spine1, mode: reload}",
+            "spine_loss: {switch: spine1, mode: routing_restart}",
+            "route_change: {link: r0-leaf1:swp9}",
+        ]);
+        // Two leaves, each with its uplinks split over two spines.
+        assert!(
+            !f[0].is_empty() && f[0].iter().all(|l| l.contains("spine1:")),
+            "{f:?}"
+        );
+        assert_eq!(f[1], f[0]);
+        assert!(f[2].is_empty(), "routing stopped: no link goes down");
+        assert!(f[3].is_empty(), "a withdrawn link stays up: {f:?}");
     }
 }

@@ -54,11 +54,14 @@ fn links(ports: &[String], up: bool) -> Vec<String> {
         .collect()
 }
 
+/// BGP neighbours as [`State::bgp`] holds them: name, Established.
+type Peers = Vec<(String, bool)>;
+
 /// FRR's `show bgp summary json`: `{"ipv4Unicast": {"as": 65101, "peers":
 /// {"ADDR": {"state": "Established", …}}}, …}` per address family, `ADDR`
 /// an address or, for BGP unnumbered, the interface. Returns the local AS
 /// of the default instance (`None` without `router bgp`) and the peers.
-fn bgp_summary(json: &str) -> Result<(Option<u32>, Vec<(String, bool)>), String> {
+fn bgp_summary(json: &str) -> Result<(Option<u32>, Peers), String> {
     let v: serde_json::Value = serde_json::from_str(json.trim())
         .map_err(|e| format!("`vtysh -c 'show bgp summary json'` is not JSON: {e}"))?;
     let mut peers: Vec<(String, bool)> = Vec::new();
