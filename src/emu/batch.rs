@@ -27,6 +27,11 @@ use super::{Emulator, Parsed};
 /// routing daemons restart (FRR with default timers re-establishes in a few
 /// seconds once the peer's TCP session is reset).
 pub const ROUTING_RESTART_S: f64 = 5.0;
+/// Seconds a BGP session takes to carry routes again after `no neighbor X
+/// shutdown`: the unshut end connects at once and OPEN and KEEPALIVE cross
+/// in milliseconds (FRR on the lab: Established within 0.1 s); then the
+/// UPDATEs and the switch's route programming, a round second here.
+pub const SESSION_UP_S: f64 = 1.0;
 /// Seconds a switch takes to reboot and bring its ports up again.
 pub const REBOOT_S: f64 = 90.0;
 /// A RoCE switch queue: occupancy at which PFC pauses the sender (Xoff) and
@@ -282,6 +287,13 @@ pub enum FaultCmd {
     },
     /// `reboot` on a switch.
     Reboot { switch: usize },
+    /// `vtysh … neighbor X shutdown` (`shut`) or `no neighbor X shutdown`
+    /// on the switch at end `side` of inventory link `link`.
+    Peer {
+        link: usize,
+        side: usize,
+        shut: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -313,6 +325,17 @@ fn fault(
             fabric.routing[switch] = false;
             later.push((t + REBOOT_S, Change::BootDone(switch)));
         }
+        // A shut session ends at once (a Cease NOTIFICATION to the peer) and
+        // both ends withdraw the link's routes; it is back only once neither
+        // end holds it shut.
+        FaultCmd::Peer { link, side, shut } => {
+            fabric.peer_shut[link][side] = shut;
+            if shut {
+                fabric.session_down[link] = true;
+            } else if !fabric.peer_shut[link][1 - side] {
+                later.push((t + SESSION_UP_S, Change::SessionUp(link)));
+            }
+        }
     }
 }
 
@@ -333,6 +356,11 @@ pub fn apply(
     let before: Vec<bool> = fabric.link_up.clone();
     match ev {
         Event::Change(Change::RoutingUp(s)) => fabric.routing[*s] = true,
+        Event::Change(Change::SessionUp(l)) => {
+            if !fabric.peer_shut[*l].contains(&true) {
+                fabric.session_down[*l] = false;
+            }
+        }
         Event::Change(Change::BootDone(s)) => {
             world.rebooting[*s] = false;
             fabric.routing[*s] = true;

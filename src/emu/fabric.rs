@@ -81,6 +81,13 @@ pub struct Fabric {
     pub broken: Vec<bool>,
     /// Routing daemons running on each switch.
     pub routing: Vec<bool>,
+    /// BGP sessions over each end of each link administratively shut on
+    /// that end's switch (`neighbor X shutdown`).
+    pub peer_shut: Vec<[bool; 2]>,
+    /// Whether the BGP session over each link is down because of a shut at
+    /// either end; it comes back a moment after the last end is unshut.
+    /// The link stays up and counts no link-down: routing alone withdraws it.
+    pub session_down: Vec<bool>,
     /// NICs whose cable sits in another NIC's port (`swapped_cables`): the
     /// leaf routes their addresses to the port the inventory says, where the
     /// other NIC answers no ARP, so nothing reaches them and they reach nothing.
@@ -245,6 +252,8 @@ impl Fabric {
             admin_up: vec![[true; 2]; inv.links.len()],
             broken,
             routing: vec![true; inv.switches.len()],
+            peer_shut: vec![[false; 2]; inv.links.len()],
+            session_down: vec![false; inv.links.len()],
             misplaced,
             nic_links,
             nic_leaf,
@@ -294,6 +303,17 @@ impl Fabric {
         self.link_up[dir / 2]
     }
 
+    /// Whether a BGP session runs over inventory link `link`: a leaf–spine
+    /// link (hosts do not speak BGP here).
+    pub fn has_session(&self, link: usize) -> bool {
+        self.between.values().any(|v| v.contains(&(2 * link)))
+    }
+
+    /// Up, and in the routing table: its BGP session is not shut.
+    fn routed(&self, dir: usize) -> bool {
+        self.live(dir) && !self.session_down[dir / 2]
+    }
+
     /// Recomputes each link's operational state from the administrative
     /// state of its ends, the defects and the switches that are rebooting.
     pub fn refresh(&mut self, inv: &Inventory, rebooting: &[bool]) {
@@ -310,8 +330,8 @@ impl Fabric {
     /// Directed links a flow from `src` to `dst` with UDP source port
     /// `sport` crosses (a RoCEv2 flow: UDP to 4791), or `None` when there is no route (an uncabled or
     /// misplaced NIC, a host link down, every uplink towards the destination
-    /// down, routing stopped on a leaf on the way). A NIC to itself is an
-    /// empty path (loopback inside the NIC).
+    /// down or withdrawn by BGP, routing stopped on a leaf on the way). A
+    /// NIC to itself is an empty path (loopback inside the NIC).
     ///
     /// The source leaf hashes (src IP, dst IP, sport, 4791) with its own
     /// identity and the seed onto one of its live uplinks whose spine reaches
@@ -358,7 +378,7 @@ impl Fabric {
         let live_downs = |spine: SwitchId| -> Vec<usize> {
             self.between
                 .get(&(spine, ld))
-                .map(|v| v.iter().copied().filter(|&d| self.live(d)).collect())
+                .map(|v| v.iter().copied().filter(|&d| self.routed(d)).collect())
                 .unwrap_or_default()
         };
         let cands: Vec<&(usize, SwitchId)> = self
@@ -366,7 +386,7 @@ impl Fabric {
             .get(&ls)?
             .iter()
             .filter(|(d, spine)| {
-                self.live(*d) && self.routing[*spine] && !live_downs(*spine).is_empty()
+                self.routed(*d) && self.routing[*spine] && !live_downs(*spine).is_empty()
             })
             .collect();
         if cands.is_empty() {

@@ -112,6 +112,24 @@ fn no_device(tool: &str, dev: &str) -> Parsed {
     }
 }
 
+/// `vtysh -c 'configure terminal' -c 'router bgp [AS]' -c '[no] neighbor X
+/// shutdown'`: (X, shut). The emulated pod runs BGP unnumbered, so X is
+/// the port the session runs over.
+fn vtysh_neighbor_shutdown(w: &[&str]) -> Option<(String, bool)> {
+    let ["vtysh", "-c", conf, "-c", router, "-c", line] = w else {
+        return None;
+    };
+    if !matches!(*conf, "configure terminal" | "conf t") || !router.starts_with("router bgp") {
+        return None;
+    }
+    let words: Vec<&str> = line.split_whitespace().collect();
+    match words.as_slice() {
+        ["neighbor", x, "shutdown"] => Some((x.to_string(), true)),
+        ["no", "neighbor", x, "shutdown"] => Some((x.to_string(), false)),
+        _ => None,
+    }
+}
+
 /// `ip link set [dev] X up|down`: (X, up).
 fn ip_link_set(w: &[&str]) -> Option<(String, bool)> {
     let rest = w.strip_prefix(&["ip", "link", "set"])?;
@@ -272,6 +290,20 @@ pub fn parse_node(inv: &Inventory, node: NodeId, argv: &[String]) -> Option<Pars
 pub fn parse_switch(fabric: &Fabric, switch: SwitchId, argv: &[String]) -> Option<Parsed> {
     let w: Vec<&str> = argv.iter().map(String::as_str).collect();
     let port = |x: &str| fabric.port(switch, x);
+    if let Some((x, shut)) = vtysh_neighbor_shutdown(&w) {
+        // FRR's answer to a neighbour it does not have, by interface name.
+        let Some(p) = port(&x).filter(|p| fabric.has_session(p / 2)) else {
+            return Some(fail(
+                "% Create the peer-group or interface first\n".into(),
+                1,
+            ));
+        };
+        return Some(Parsed::Fault(FaultCmd::Peer {
+            link: p / 2,
+            side: p % 2,
+            shut,
+        }));
+    }
     if let Some((x, up)) = ip_link_set(&w) {
         let Some(p) = port(&x) else {
             return Some(no_device("ip", &x));

@@ -262,3 +262,225 @@ fn a_bad_cable_shows_crc_errors_at_its_receiving_end_and_costs_goodput() {
         "gpu002 receives clean frames"
     );
 }
+
+/// A command line as the `linux` driver's `plain` sends it: `vtysh` with
+/// its `-c` arguments kept whole.
+fn vtysh(host: &str, line: &str, secs: f64) -> Invocation {
+    let mut i = at(host, "vtysh", Role::Probe, secs);
+    i.argv
+        .extend(["-c", "configure terminal", "-c", "router bgp", "-c", line].map(String::from));
+    i
+}
+
+/// `ip -s -s -j link show dev PORT` on `host` at `secs`.
+fn port_state(host: &str, port: &str, secs: f64) -> Invocation {
+    at(
+        host,
+        &format!("ip -s -s -j link show dev {port}"),
+        Role::Probe,
+        secs,
+    )
+}
+
+/// Link-down events and (admin, carrier) of one port from its `ip -j` output.
+fn downs(o: &InvocationOutput) -> (u64, bool, bool) {
+    let p =
+        &switch_linux::parse_ip_link_json(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"))[0];
+    (
+        value(&p.readings, Canonical::LinkDown, None),
+        p.admin_up,
+        p.lower_up,
+    )
+}
+
+#[test]
+fn losing_a_spine_moves_cross_leaf_flows_onto_the_others_and_counts_its_link_downs() {
+    let mut emu = Emulator::new(&pod(4096, &[]), 1);
+    // spine1's 32 ports (two to each of the 16 leaves) down from 4 s to 9 s.
+    let mut cmds = Vec::new();
+    for p in 1..=32 {
+        cmds.push(at(
+            "spine1",
+            &format!("ip link set dev swp{p} down"),
+            Role::Probe,
+            4.0,
+        ));
+        cmds.push(at(
+            "spine1",
+            &format!("ip link set dev swp{p} up"),
+            Role::Probe,
+            9.0,
+        ));
+    }
+    // r0-leaf1's swp9 goes to spine1, swp11 to spine2.
+    cmds.push(port_state("r0-leaf1", "swp9", 6.0));
+    cmds.push(port_state("r0-leaf1", "swp11", 6.0));
+    cmds.push(port_state("r0-leaf1", "swp9", 10.0));
+    let out = emu.run_batch(&[bw_pair("gpu009", "gpu001", "-q 8"), step(cmds)]);
+    let client = &out[0][1];
+    assert_eq!(client.exit, Some(0), "{client:?}");
+    // Three spines left: six uplinks for one NIC's worth.
+    assert!(bw(client) > 390.0, "{}", bw(client));
+    let probes = &out[1][64..];
+    assert_eq!(
+        downs(&probes[0]),
+        (1, true, false),
+        "leaf side of spine1's link"
+    );
+    assert_eq!(
+        downs(&probes[1]),
+        (0, true, true),
+        "spine2's link untouched"
+    );
+    assert_eq!(downs(&probes[2]), (1, true, true), "back up at 9 s");
+}
+
+#[test]
+fn routing_stopped_on_a_spine_takes_its_paths_but_no_link() {
+    let mut emu = Emulator::new(&pod(4096, &[]), 1);
+    let out = emu.run_batch(&[
+        bw_pair("gpu009", "gpu001", "-q 8"),
+        step(vec![
+            at("spine1", "systemctl stop frr", Role::Probe, 4.0),
+            at("spine1", "systemctl start frr", Role::Probe, 9.0),
+            port_state("r0-leaf1", "swp9", 6.0),
+        ]),
+    ]);
+    assert_eq!(out[0][1].exit, Some(0), "{:?}", out[0][1]);
+    assert!(bw(&out[0][1]) > 390.0, "{}", bw(&out[0][1]));
+    assert_eq!(downs(&out[1][2]), (0, true, true), "the links stay up");
+    // Every spine's routing stopped: nothing crosses, the leaf's own pairs do.
+    let mut emu = Emulator::new(&pod(4096, &[]), 1);
+    let mut cmds = Vec::new();
+    for s in 1..=4 {
+        cmds.push(at(
+            &format!("spine{s}"),
+            "systemctl stop frr",
+            Role::Probe,
+            4.0,
+        ));
+        cmds.push(at(
+            &format!("spine{s}"),
+            "systemctl start frr",
+            Role::Probe,
+            20.0,
+        ));
+    }
+    let out = emu.run_batch(&[
+        bw_pair("gpu002", "gpu001", ""),
+        bw_pair("gpu010", "gpu003", ""),
+        step(cmds),
+    ]);
+    assert_eq!(out[0][1].exit, Some(0), "same leaf: {:?}", out[0][1]);
+    assert_eq!(out[1][1].exit, Some(1), "across: {:?}", out[1][1]);
+}
+
+#[test]
+fn a_shut_session_takes_its_link_out_of_ecmp_and_leaves_it_up() {
+    use super::batch::FaultCmd;
+    use super::fabric::Fabric;
+    use super::Parsed;
+    let inv = pod(4096, &[]);
+    let mut f = Fabric::new(&inv, 1);
+    let leaf = inv.switch_by_name["r0-leaf1"];
+    let line = vtysh("r0-leaf1", "neighbor swp9 shutdown", 0.0).argv;
+    let Some(Parsed::Fault(FaultCmd::Peer { link, side, shut })) =
+        super::probe::parse_switch(&f, leaf, &line)
+    else {
+        panic!("not a session shutdown: {line:?}");
+    };
+    assert!(shut);
+    assert_eq!(
+        inv.end_name(if side == 0 {
+            &inv.links[link].a
+        } else {
+            &inv.links[link].b
+        }),
+        "r0-leaf1:swp9"
+    );
+    let (a, b) = (inv.nodes[0].nics[0], inv.nodes[8].nics[0]);
+    let members = |f: &Fabric| -> std::collections::BTreeSet<usize> {
+        (0..512u16)
+            .filter_map(|s| f.path(a, b, 0xC000 + s))
+            .map(|p| p[1] / 2)
+            .collect()
+    };
+    assert_eq!(members(&f).len(), 8);
+    assert!(members(&f).contains(&link));
+    f.session_down[link] = true;
+    let left = members(&f);
+    assert_eq!(left.len(), 7, "{left:?}");
+    assert!(!left.contains(&link));
+    assert!(f.link_up[link], "routing withdrew it; the link is up");
+}
+
+#[test]
+fn shut_sessions_reroute_cross_leaf_flows_without_a_link_down() {
+    let mut emu = Emulator::new(&pod(4096, &[]), 1);
+    // Seven of r0-leaf1's eight uplink sessions shut from 4 s to 9 s.
+    let mut cmds = Vec::new();
+    for p in 9..=15 {
+        cmds.push(vtysh("r0-leaf1", &format!("neighbor swp{p} shutdown"), 4.0));
+        cmds.push(vtysh(
+            "r0-leaf1",
+            &format!("no neighbor swp{p} shutdown"),
+            9.0,
+        ));
+    }
+    cmds.push(port_state("r0-leaf1", "swp9", 6.0));
+    cmds.push(port_state("spine1", "swp1", 6.0));
+    let out = emu.run_batch(&[bw_pair("gpu009", "gpu001", "-q 8"), step(cmds)]);
+    assert!(
+        out[1][..14].iter().all(|o| o.exit == Some(0)),
+        "{:?}",
+        out[1]
+    );
+    let client = &out[0][1];
+    assert_eq!(client.exit, Some(0), "{client:?}");
+    // All eight QPs on swp16 while the rest were withdrawn: nothing stalled.
+    assert!(bw(client) > 390.0, "{}", bw(client));
+    assert_eq!(
+        downs(&out[1][14]),
+        (0, true, true),
+        "leaf end up, no link-down"
+    );
+    assert_eq!(downs(&out[1][15]), (0, true, true), "spine end too");
+
+    // Every uplink's session shut: the leaf has no route across, the QPs
+    // of a cross-leaf pair give up; a pair on the leaf does not notice.
+    let mut emu = Emulator::new(&pod(4096, &[]), 1);
+    let mut cmds = Vec::new();
+    for p in 9..=16 {
+        cmds.push(vtysh("r0-leaf1", &format!("neighbor swp{p} shutdown"), 4.0));
+        cmds.push(vtysh(
+            "r0-leaf1",
+            &format!("no neighbor swp{p} shutdown"),
+            20.0,
+        ));
+    }
+    let out = emu.run_batch(&[
+        bw_pair("gpu002", "gpu001", ""),
+        bw_pair("gpu010", "gpu003", ""),
+        step(cmds),
+    ]);
+    assert_eq!(out[0][1].exit, Some(0), "same leaf: {:?}", out[0][1]);
+    assert_eq!(out[1][1].exit, Some(1), "across: {:?}", out[1][1]);
+}
+
+#[test]
+fn a_neighbour_the_switch_does_not_have_is_frrs_error() {
+    let mut emu = Emulator::new(&pod(4096, &[]), 1);
+    let out = emu.run_batch(&[step(vec![
+        // A host port: hosts do not speak BGP here.
+        vtysh("r0-leaf1", "neighbor swp1 shutdown", 0.0),
+        vtysh("r0-leaf1", "neighbor swp99 shutdown", 0.0),
+    ])]);
+    for o in &out[0] {
+        assert_eq!(o.exit, Some(1), "{o:?}");
+        assert!(
+            o.stderr
+                .contains("% Create the peer-group or interface first"),
+            "{o:?}"
+        );
+    }
+}

@@ -41,6 +41,9 @@ pub enum Change {
     RoutingUp(SwitchId),
     /// A rebooting switch is back, with its counters cleared.
     BootDone(SwitchId),
+    /// The BGP session over this inventory link is established again
+    /// (unless an end was shut again meanwhile).
+    SessionUp(usize),
 }
 
 /// Where a directed link ends: a NIC or a switch port (by port index).
