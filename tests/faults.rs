@@ -349,3 +349,125 @@ fn recover_heals_what_the_journal_holds_open() {
     assert_eq!(o.status.code(), Some(3), "{said}");
     assert!(said.contains("OPEN     d lo1: d: exit 3: nope"), "{said}");
 }
+
+const SPINE_AND_ROUTE: &str = "\
+suite: {name: spine-and-route}
+tests:
+  - name: cross-bw
+    perftest: {tool: ib_write_bw, size: 1M, duration: 12s, qps: 8}
+    pattern: cross-leaf
+    rails: [0]
+    expect: {min_pct_of_line_rate: 50}
+  - name: spine-loss
+    fault: {spine_loss: {switch: {select: spine, position: first}, mode: ports_down}, during: cross-bw, at: 4s, for: 3s}
+    expect: {workload: completes, recovers_within: 8s, min_fraction: 0.9}
+  - name: route-change
+    fault: {route_change: {link: r0-leaf1:swp9}, during: cross-bw, at: 4s, for: 3s}
+    expect: {workload: completes, recovers_within: 8s, min_fraction: 0.9}
+";
+
+/// A spine lost and one ECMP member withdrawn on the emulated pod: every
+/// flow completes on the surviving paths, fewer paths cost throughput for
+/// as long as the fault lasts (it cannot be back sooner), the spine's
+/// links count their link-downs and the withdrawn link none.
+#[test]
+fn a_lost_spine_and_a_withdrawn_route_are_ridden_out_and_healed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = tmp.path().join("s.yaml");
+    std::fs::write(&suite, SPINE_AND_ROUTE).unwrap();
+    let o = rocegate(tmp.path())
+        .arg("plan")
+        .arg("-s")
+        .arg(&suite)
+        .output()
+        .unwrap();
+    let plan = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        plan.contains("spine-loss: spine_loss (ports_down) on spine1 during cross-bw; isolates no NIC; 32 leaf-spine link(s) down"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("route-change: route_change on r0-leaf1:swp9 during cross-bw; isolates no NIC; 1 leaf-spine link(s) withdrawn from ECMP (left up)"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains(
+            "tests[1].fault.spine_loss.switch: {select: spine, position: first} -> spine1"
+        ),
+        "{plan}"
+    );
+    let out = tmp.path().join("run");
+    let o = rocegate(tmp.path())
+        .args(["run", "--progress", "none", "-s"])
+        .arg(&suite)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let recs = records(&out);
+    let faults = fault_verdicts(&recs);
+    let names: Vec<&str> = faults
+        .iter()
+        .map(|v| v["message"].as_str().unwrap().split(':').next().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["spine loss spine1 (ports_down)", "route change r0-leaf1"]
+    );
+    assert!(faults[1]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("route change r0-leaf1:swp9 (session to spine1:swp1)"));
+    for v in &faults {
+        let m = v["message"].as_str().unwrap();
+        assert_eq!(v["verdict"], "pass", "{m}");
+        assert!(m.contains("8 of 8 steps completed"), "{m}");
+        // Fewer paths collide more: under 90 % until the 3 s fault ends.
+        let back = v["value"].as_f64().unwrap();
+        assert!((3.0..=8.0).contains(&back), "{m}");
+    }
+    // Link-downs: on spine1's links (both ends) for the spine loss; none at
+    // all for the route change, whose link stayed up.
+    let downs = |test: &str| -> Vec<String> {
+        recs.iter()
+            .filter(|r| r["event"] == "ledger" && r["test"] == test)
+            .filter(|r| {
+                r["changes"].as_array().is_some_and(|c| {
+                    c.iter()
+                        .any(|d| d["canonical"] == "link_down" && d["vendor"] != "link_downed")
+                })
+            })
+            .map(|r| {
+                format!(
+                    "{}:{}",
+                    r["host"].as_str().unwrap(),
+                    r["device"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    let spine = downs("spine-loss");
+    assert!(spine.contains(&"r0-leaf1:swp9".to_string()), "{spine:?}");
+    assert!(spine.contains(&"spine1:swp1".to_string()), "{spine:?}");
+    assert!(
+        spine.iter().all(|d| d.starts_with("spine1:")
+            || [
+                "r0-leaf1:swp9",
+                "r0-leaf1:swp10",
+                "r0-leaf2:swp9",
+                "r0-leaf2:swp10"
+            ]
+            .contains(&d.as_str())),
+        "{spine:?}"
+    );
+    assert_eq!(downs("route-change"), Vec::<String>::new());
+    assert!(!recs
+        .iter()
+        .any(|r| r["event"] == "finding" && r["check"] == "counters.link_down"));
+}
