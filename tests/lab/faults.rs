@@ -369,3 +369,128 @@ pub fn sigkill_anywhere_then_recover_heals(tmp: &Path, inv: &Path) {
     let left = gone_within("iperf3", Duration::from_secs(30));
     assert!(left.is_empty(), "iperf3 left behind: {left:?}");
 }
+
+/// Sessions `switch`'s FRR has dropped with `peer` so far
+/// (`connectionsDropped` in `show bgp summary json`).
+fn dropped(switch: &str, peer: &str) -> u64 {
+    let o = sh(Command::new(root().join(LAB)).args([
+        "exec",
+        switch,
+        "vtysh",
+        "-c",
+        "show bgp summary json",
+    ]));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    v["ipv4Unicast"]["peers"][peer]["connectionsDropped"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{switch}: no session with {peer}: {v}"))
+}
+
+/// `spine_loss` and `route_change` on real FRR, under cross-leaf TCP: spine2
+/// loses every port; leaf1's BGP session over swp31 (to spine1, neighbour
+/// 198.19.111.1, local AS 65101, found by the driver in its state read) is
+/// shut and unshut with vtysh. Both are journaled, healed by the run and
+/// measured; the withdrawn link never goes down, and exactly that session
+/// was dropped once.
+pub fn spine_loss_and_route_change_on_real_frr(tmp: &Path, inv: &Path) {
+    let suite = write(
+        tmp,
+        "spine-route.yaml",
+        r#"
+suite: {name: lab-spine-route}
+defaults: {timeout: 60s}
+tests:
+  - name: cross-tcp
+    iperf: {duration: 8s, streams: 2, interval: 1s}
+    pattern: cross-leaf
+    expect: {min_pct_of_line_rate: 50}
+  - name: spine-loss
+    fault: {spine_loss: {switch: spine2, mode: ports_down}, during: cross-tcp, at: 3s, for: 2s}
+    expect: {workload: completes, recovers_within: 6s, min_fraction: 0.8}
+  - name: route-change
+    fault: {route_change: {link: leaf1:swp31}, during: cross-tcp, at: 3s, for: 2s}
+    expect: {workload: completes, recovers_within: 6s, min_fraction: 0.8}
+"#,
+    );
+    let j = tmp.join("journal/spine-route.jsonl");
+    let shut_before = dropped("leaf1", "198.19.111.1");
+    let other_before = dropped("leaf2", "198.19.121.1");
+    let (code, recs, text) = run(
+        &tmp.join("spine-route"),
+        inv,
+        &suite,
+        &["--journal", j.to_str().unwrap()],
+    );
+    let faults: Vec<&Value> = events(&recs, "verdict")
+        .into_iter()
+        .filter(|v| v["kind"] == "fault")
+        .collect();
+    for v in &faults {
+        eprintln!("lab: {} {}: {}", v["test"], v["verdict"], v["message"]);
+    }
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(faults.len(), 2, "{text}");
+    for v in &faults {
+        let m = v["message"].as_str().unwrap();
+        assert_eq!(v["verdict"], "pass", "{m}");
+        assert!(m.contains("back to its prior state"), "{m}");
+    }
+    // The driver found the session over swp31 and its AS on the device.
+    let entries = journal(&j);
+    let route = entries
+        .iter()
+        .find(|e| e["event"] == "opened" && e["test"] == "route-change")
+        .unwrap_or_else(|| panic!("{entries:?}"));
+    assert_eq!(route["what"], "leaf1: bgp session over swp31 shut");
+    assert!(
+        route["prior"]
+            .as_str()
+            .unwrap()
+            .contains("swp31 admin up 1/1; bgp 1/1 established"),
+        "{route}"
+    );
+    let undo = route["undo"].to_string();
+    assert!(
+        undo.contains("router bgp 65101") && undo.contains("no neighbor 198.19.111.1 shutdown"),
+        "{undo}"
+    );
+    assert_eq!(open_in(&j), 0, "{entries:?}");
+    // The shut session was dropped (once, by the route change); the far
+    // leaf's session to spine1 was touched by neither fault.
+    assert_eq!(dropped("leaf1", "198.19.111.1"), shut_before + 1);
+    assert_eq!(dropped("leaf2", "198.19.121.1"), other_before);
+    // Link-downs: every link of spine2 for the spine loss, and none for the
+    // route change: its link stayed up while routing withdrew it.
+    let downs = |test: &str| -> Vec<String> {
+        events(&recs, "ledger")
+            .into_iter()
+            .filter(|l| l["test"] == test)
+            .filter(|l| {
+                l["changes"].as_array().is_some_and(|c| {
+                    c.iter()
+                        .any(|d| d["canonical"] == "link_down" && d["vendor"] != "link_downed")
+                })
+            })
+            .map(|l| {
+                format!(
+                    "{}:{}",
+                    l["host"].as_str().unwrap(),
+                    l["device"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    let mut spine = downs("spine-loss");
+    spine.sort();
+    assert_eq!(
+        spine,
+        ["leaf1:swp32", "leaf2:swp32", "spine2:swp1", "spine2:swp2"],
+        "link-downs of the spine loss"
+    );
+    assert_eq!(downs("route-change"), Vec::<String>::new());
+    whole_within(Duration::from_secs(20)).unwrap_or_else(|b| panic!("after the faults: {b:?}"));
+    assert!(
+        lab_processes("rocegate-deadman").is_empty(),
+        "dead-man timers left armed"
+    );
+}
