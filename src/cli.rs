@@ -26,7 +26,7 @@ pub enum Command {
     Run(RunArgs),
     /// Check an inventory and a suite without running anything.
     #[command(after_help = examples::VALIDATE)]
-    Validate(InputArgs),
+    Validate(ValidateArgs),
     /// Print rounds, estimated duration, coverage and disruptive steps.
     #[command(after_help = examples::PLAN)]
     Plan(PlanArgs),
@@ -139,6 +139,17 @@ pub struct InputArgs {
     /// Suite file [default: suites/acceptance.yaml, or the built-in copy]
     #[arg(long, short = 's')]
     pub suite: Option<String>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ValidateArgs {
+    #[command(flatten)]
+    pub inputs: InputArgs,
+    /// Also ask every API switch (eos, nxos) over HTTPS: reachable, TLS
+    /// verified, credentials accepted, and the account's privilege enough
+    /// for faults
+    #[arg(long)]
+    pub probe: bool,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -7,7 +7,7 @@ fn out(text: &str) {
     let _ = std::io::stdout().write_all(text.as_bytes());
 }
 
-use crate::cli::{GenerateArgs, InputArgs, NarrowArgs, PlanArgs};
+use crate::cli::{GenerateArgs, NarrowArgs, PlanArgs};
 use crate::config::generate::{generate, to_yaml, PodShape};
 use crate::config::inventory::Environment;
 use crate::config::units::{format_duration, parse_duration};
@@ -26,7 +26,8 @@ pub mod shell;
 
 use rundir::write_outputs;
 
-pub fn validate(args: &InputArgs) -> Result<i32, AppError> {
+pub fn validate(v: &crate::cli::ValidateArgs) -> Result<i32, AppError> {
+    let args = &v.inputs;
     let i = inputs::load(args.inventory.as_deref(), args.suite.as_deref())?;
     let inv = &i.inventory;
     // What `run` would refuse on the whole suite and pod, validate refuses.
@@ -48,7 +49,67 @@ pub fn validate(args: &InputArgs) -> Result<i32, AppError> {
         i.suite.source.path,
         i.suite.tests.len()
     ));
+    if v.probe {
+        return probe(inv);
+    }
     Ok(PASS)
+}
+
+/// `validate --probe`: each API switch asked, in one batch, what its
+/// platform needs to know (version, the account's privilege); one line per
+/// switch. Exit 3 when any cannot be used as the suite needs.
+fn probe(inv: &crate::config::model::Inventory) -> Result<i32, AppError> {
+    let switches: Vec<_> = inv
+        .switches
+        .iter()
+        .filter_map(|s| {
+            let p = crate::switch::platform(s.driver).ok()?;
+            let user = s.api.as_ref().map(|a| a.user.clone()).unwrap_or_default();
+            let qs = p.probe_queries(&user);
+            (!qs.is_empty()).then_some((s, p, qs))
+        })
+        .collect();
+    if switches.is_empty() {
+        out("probe: no switch is reached over an API: nothing to probe\n");
+        return Ok(PASS);
+    }
+    let step = crate::exec::StepCommands {
+        invocations: switches
+            .iter()
+            .map(|(s, _, qs)| {
+                crate::switch::invocation(
+                    &s.name,
+                    qs,
+                    std::time::Duration::from_secs(30),
+                    std::time::Duration::ZERO,
+                )
+            })
+            .collect(),
+    };
+    let transport = remote::transport(inv, 1, 0.0, None)?;
+    let rt = remote::runtime()?;
+    let (_keep, never) = tokio::sync::watch::channel(false);
+    let outs = rt.block_on(transport.run_batch(std::slice::from_ref(&step), never));
+    let mut bad = 0;
+    for ((s, p, qs), o) in switches.iter().zip(outs.into_iter().flatten()) {
+        let answers = crate::switch::answers(qs, &o);
+        let line = match (&o.failure, p.read_probe(&answers)) {
+            (Some(f), _) if answers.iter().all(|a| a.exit.is_none()) => Err(f.to_string()),
+            (_, r) => r,
+        };
+        match line {
+            Ok(what) => out(&format!("probe {}: {} {what}\n", s.name, p.name())),
+            Err(why) => {
+                bad += 1;
+                out(&format!("probe {}: {} FAILED: {why}\n", s.name, p.name()));
+            }
+        }
+    }
+    Ok(if bad > 0 {
+        crate::exit::INCOMPLETE
+    } else {
+        PASS
+    })
 }
 
 /// What the switch APIs will lack at run time, read here without showing

@@ -197,6 +197,18 @@ pub trait Platform: Sync {
     /// [`Answer`] for now.
     fn optics_query(&self, port: &str) -> Option<Query>;
 
+    /// What `validate --probe` asks a switch reached over an API, logged
+    /// in as `user`: empty for a platform the preflight reaches.
+    fn probe_queries(&self, _user: &str) -> Vec<Query> {
+        Vec::new()
+    }
+
+    /// Reads the probe's answers: what the switch is and what the account
+    /// may do, or why the suite could not use it.
+    fn read_probe(&self, _answers: &[Answer]) -> Result<String, String> {
+        Ok("reachable".into())
+    }
+
     /// The form in which an inventory port name, an LLDP port id and an API
     /// path segment of the same port compare equal (`swp1`, `Ethernet0`,
     /// `Ethernet1/1`, `eth1/1` → `ethernet1/1` on NX-OS). Idempotent.

@@ -520,6 +520,44 @@ impl Platform for Eos {
         None
     }
 
+    fn probe_queries(&self, _user: &str) -> Vec<Query> {
+        vec![json(&["show version"]), json(&["show privilege"])]
+    }
+
+    /// `show privilege` → `{"privilegeLevel": 15}`: configuration sessions,
+    /// and so every fault, need 15; reads need privileged EXEC.
+    fn read_probe(&self, answers: &[Answer]) -> Result<String, String> {
+        let text = |k: usize| -> Result<&str, String> {
+            match answers.get(k) {
+                Some(a) if a.exit == Some(0) => Ok(&a.text),
+                Some(a) => Err(a.text.trim().to_string()),
+                None => Err("no answer".into()),
+            }
+        };
+        let v = parse_version(text(0)?).map_err(|e| e.to_string())?;
+        let p: Value = serde_json::from_str(text(1)?)
+            .map_err(|e| format!("`show privilege` is not JSON: {e}"))?;
+        let level = p
+            .get("privilegeLevel")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| {
+                format!(
+                    "`show privilege` gives no privilegeLevel: {}",
+                    excerpt(&p.to_string())
+                )
+            })?;
+        if level < 15 {
+            return Err(format!(
+                "EOS {}, account privilege {level}: counters and the audit work, but faults need configuration sessions, which need privilege 15",
+                v.version
+            ));
+        }
+        Ok(format!(
+            "EOS {}, account privilege {level}: reads and faults allowed",
+            v.version
+        ))
+    }
+
     fn normalise_port(&self, name: &str) -> String {
         normalise_port(name)
     }
@@ -675,5 +713,24 @@ mod tests {
             cmds(&c.apply[0])[1..],
             ["router bgp 65120", "shutdown", "commit timer 01:00:00"]
         );
+    }
+
+    #[test]
+    fn the_probe_names_the_privilege_faults_need() {
+        let version = ok(fixture("show-version-pyeapi.json"));
+        let p15 = ok(serde_json::json!({"privilegeLevel": 15}));
+        let r = Eos.read_probe(&[version.clone(), p15]).unwrap();
+        assert!(r.contains("privilege 15: reads and faults allowed"), "{r}");
+        let p1 = ok(serde_json::json!({"privilegeLevel": 1}));
+        let e = Eos.read_probe(&[version.clone(), p1]).unwrap_err();
+        assert!(
+            e.contains("faults need configuration sessions, which need privilege 15"),
+            "{e}"
+        );
+        let refused = Answer {
+            exit: Some(crate::switch::call::NEEDS_PRIVILEGE),
+            text: "`show privilege` needs more privilege".into(),
+        };
+        assert!(Eos.read_probe(&[version, refused]).is_err());
     }
 }

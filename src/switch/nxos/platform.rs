@@ -490,6 +490,51 @@ impl Platform for Nxos {
         normalise_port(name)
     }
 
+    fn probe_queries(&self, user: &str) -> Vec<Query> {
+        vec![
+            show("show version"),
+            q(Form::Text, vec![format!("show user-account {user}")]),
+        ]
+    }
+
+    /// `show user-account USER` prints `roles:network-admin …`: the change
+    /// and `run bash` (the dead-man) need network-admin (or vdc-admin).
+    fn read_probe(&self, answers: &[Answer]) -> Result<String, String> {
+        let ok = |k: usize| -> Result<&Answer, String> {
+            match answers.get(k) {
+                Some(a) if a.exit == Some(0) => Ok(a),
+                Some(a) => Err(a.text.trim().to_string()),
+                None => Err("no answer".into()),
+            }
+        };
+        let v = reply_of("show version", Form::Json, ok(0)?);
+        let version = v
+            .reply
+            .json()
+            .and_then(|b| super::parse_version(b).map_err(|e| e.0))?
+            .version;
+        let roles: Vec<&str> = ok(1)?
+            .text
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("roles:"))
+            .flat_map(str::split_whitespace)
+            .collect();
+        if roles
+            .iter()
+            .any(|r| *r == "network-admin" || *r == "vdc-admin")
+        {
+            Ok(format!(
+                "NX-OS {version}, roles {}: reads and faults allowed (faults also need `feature bash-shell`)",
+                roles.join(" ")
+            ))
+        } else {
+            Err(format!(
+                "NX-OS {version}, roles {}: reads work, but faults need network-admin (configuration and `run bash`)",
+                if roles.is_empty() { "none listed".to_string() } else { roles.join(" ") }
+            ))
+        }
+    }
+
     fn port_path(&self, name: &str) -> String {
         format!(
             "sys/intf/phys-[{}]",
@@ -641,5 +686,20 @@ mod tests {
             .parse_prior(&Action::PortsDown(vec!["Eth9/99".into()]), &a)
             .unwrap_err();
         assert!(e.contains("does not exist"), "{e}");
+    }
+
+    #[test]
+    fn the_probe_reads_the_account_roles() {
+        let p = format!(
+            "{}/tests/fixtures/nxos/show-version-body-napalm-n9000.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let version = said(&std::fs::read_to_string(p).unwrap());
+        let admin = said("user:rocegate\n        this user account has no expiry date\n        roles:network-admin \n");
+        let r = Nxos.read_probe(&[version.clone(), admin]).unwrap();
+        assert!(r.contains("roles network-admin"), "{r}");
+        let op = said("user:rocegate\n        roles:network-operator \n");
+        let e = Nxos.read_probe(&[version, op]).unwrap_err();
+        assert!(e.contains("faults need network-admin"), "{e}");
     }
 }
