@@ -86,18 +86,6 @@ fn bgp_summary(json: &str) -> Result<(Option<u32>, Peers), String> {
     Ok((local_as, peers))
 }
 
-/// A withdrawn session in [`State::bgp`]: `AS NEIGHBOUR`, the local AS of
-/// the instance and the neighbour as `vtysh` names it, both needed to shut
-/// it and to undo that. (`State` has no field of its own for the AS.)
-fn session_key(local_as: u32, neighbour: &str) -> String {
-    format!("{local_as} {neighbour}")
-}
-
-fn split_session(key: &str) -> Option<(u32, &str)> {
-    let (a, n) = key.split_once(' ')?;
-    Some((a.parse().ok()?, n))
-}
-
 /// Whether the BGP neighbour `peer` (as FRR's summary keys it) runs its
 /// session over `port`, whose addresses are `addrs` (`ADDR/LEN`): BGP
 /// unnumbered names the interface (`swp31`), a link-local neighbour carries
@@ -138,21 +126,21 @@ fn same_subnet(a: IpAddr, b: IpAddr, len: u8) -> bool {
     }
 }
 
-/// `vtysh` in the BGP instance of `local_as`, running `line`.
-fn vtysh_bgp(local_as: u32, line: &str) -> String {
-    format!(
-        "vtysh -c 'configure terminal' -c 'router bgp {local_as}' -c {}",
-        quote(line)
-    )
-}
-
-/// The sessions a [`Action::BgpPeerDown`] shuts: `(AS, neighbour)`.
-fn withdrawn(prior: &State) -> Vec<(u32, String)> {
+/// `line` in the BGP instance of the local AS, for each session a
+/// [`Action::BgpPeerDown`] read over its port (`{}` the neighbour).
+fn vtysh_bgp(prior: &State, line: &str) -> Vec<String> {
+    let asn = prior.asn.as_deref().unwrap_or_default();
     prior
         .bgp
         .iter()
         .flatten()
-        .filter_map(|(k, _)| split_session(k).map(|(a, n)| (a, n.to_string())))
+        .map(|(n, _)| {
+            format!(
+                "vtysh -c 'configure terminal' -c {} -c {}",
+                quote(&format!("router bgp {asn}")),
+                quote(&line.replace("{}", n))
+            )
+        })
         .collect()
 }
 
@@ -270,11 +258,8 @@ impl Driver for Linux {
                     if names.is_empty() { "none".to_string() } else { names.join(", ") }
                 ));
             };
-            st.bgp = Some(
-                over.into_iter()
-                    .map(|(p, up)| (session_key(a, &p), up))
-                    .collect(),
-            );
+            st.asn = Some(a.to_string());
+            st.bgp = Some(over);
         }
         Ok(st)
     }
@@ -300,6 +285,9 @@ impl Driver for Linux {
             );
         }
         if let Action::BgpPeerDown { port } = action {
+            if prior.asn.is_none() {
+                return Err("the state read found no local BGP AS (`as` in `show bgp summary json`): `router bgp` cannot be entered".into());
+            }
             if let Some(p) = prior.ports.iter().find(|p| !p.oper_up) {
                 return Err(format!(
                     "{} has no carrier: a route change starts from a link that is up",
@@ -311,7 +299,7 @@ impl Driver for Linux {
                 .iter()
                 .flatten()
                 .filter(|(_, up)| !up)
-                .map(|(k, _)| split_session(k).map_or(k.clone(), |(_, n)| n.to_string()))
+                .map(|(n, _)| n.clone())
                 .collect();
             if !idle.is_empty() {
                 return Err(format!(
@@ -344,17 +332,10 @@ impl Driver for Linux {
             }
             // `no neighbor X shutdown` on a session that is not shut does
             // nothing and succeeds: the undo is idempotent.
-            Action::BgpPeerDown { .. } => {
-                let s = withdrawn(prior);
-                (
-                    s.iter()
-                        .map(|(a, n)| vtysh_bgp(*a, &format!("neighbor {n} shutdown")))
-                        .collect(),
-                    s.iter()
-                        .map(|(a, n)| vtysh_bgp(*a, &format!("no neighbor {n} shutdown")))
-                        .collect(),
-                )
-            }
+            Action::BgpPeerDown { .. } => (
+                vtysh_bgp(prior, "neighbor {} shutdown"),
+                vtysh_bgp(prior, "no neighbor {} shutdown"),
+            ),
         };
         let reboots = matches!(action, Action::Reload { .. }) && prior.init == Init::Systemd;
         // Undo runs every command whatever the others did, and fails if any did.

@@ -61,7 +61,8 @@ fn the_session_over_the_port_is_found_by_its_subnet_with_the_local_as() {
     assert_eq!(st.ports.len(), 1);
     assert!(st.ports[0].admin_up && st.ports[0].oper_up);
     // Only spine1's session, over swp31; spine2's runs over swp32.
-    assert_eq!(st.bgp, Some(vec![("65101 198.19.111.1".into(), true)]));
+    assert_eq!(st.bgp, Some(vec![("198.19.111.1".into(), true)]));
+    assert_eq!(st.asn.as_deref(), Some("65101"));
     assert_eq!(st.summary(), "swp31 admin up 1/1; bgp 1/1 established");
     Linux.check_prior(&swp31(), &st).unwrap();
     let c = Linux.change(&swp31(), &st, None);
@@ -86,11 +87,9 @@ fn unnumbered_and_link_local_neighbours_are_named_by_their_port() {
         .unwrap();
     assert_eq!(
         st.bgp,
-        Some(vec![
-            ("4200000101 fe80::1%swp31".into(), true),
-            ("4200000101 swp31".into(), true)
-        ])
+        Some(vec![("fe80::1%swp31".into(), true), ("swp31".into(), true)])
     );
+    assert_eq!(st.asn.as_deref(), Some("4200000101"));
     let c = Linux.change(&swp31(), &st, None);
     assert_eq!(
         script(&c.apply[0]),
