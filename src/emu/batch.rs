@@ -356,6 +356,9 @@ pub fn apply(
     let before: Vec<bool> = fabric.link_up.clone();
     match ev {
         Event::Change(Change::RoutingUp(s)) => fabric.routing[*s] = true,
+        Event::Change(Change::ApiTimer(k)) => {
+            super::api_out::fire_timer(inv, fabric, world, *k, t, later)
+        }
         Event::Change(Change::SessionUp(l)) => {
             if !fabric.peer_shut[*l].contains(&true) {
                 fabric.session_down[*l] = false;
@@ -368,11 +371,11 @@ pub fn apply(
                 world.clear_switch(*s);
             }
         }
-        Event::Cmd(si, ii) => {
-            if let Parsed::Fault(f) = &parsed[*si][*ii] {
-                fault(fabric, world, f, t, later);
-            }
-        }
+        Event::Cmd(si, ii) => match &parsed[*si][*ii] {
+            Parsed::Fault(f) => fault(fabric, world, f, t, later),
+            Parsed::Api(a) => super::api_out::apply(inv, fabric, world, a, t, later),
+            _ => {}
+        },
     }
     fabric.refresh(inv, &world.rebooting);
     if counters {
@@ -858,6 +861,15 @@ impl Emulator {
             cursor = cursor.max(t);
             if te <= tp {
                 let Some((te, e)) = ev.next() else { break };
+                // An API change answers as it applies (`api_out`).
+                if let Event::Cmd(si, ii) = e {
+                    if let Parsed::Api(a) = &parsed[si][ii] {
+                        out[si][ii] = self.answer_api(a, &batch[si].invocations[ii].host, te);
+                        self.fabric.refresh(&self.inv, &self.world.rebooting);
+                        self.world.sync_links(&self.inv, &self.fabric);
+                        continue;
+                    }
+                }
                 // The changes this implies are already in `ordered`.
                 let mut later = Vec::new();
                 apply(
@@ -871,8 +883,14 @@ impl Emulator {
                     &mut later,
                 );
             } else if let Some(&(t, si, ii)) = pr.next() {
-                if let Parsed::Probe(p) = &parsed[si][ii] {
-                    out[si][ii] = self.read(p, &batch[si].invocations[ii].host, t);
+                match &parsed[si][ii] {
+                    Parsed::Probe(p) => {
+                        out[si][ii] = self.read(p, &batch[si].invocations[ii].host, t)
+                    }
+                    Parsed::Api(a) => {
+                        out[si][ii] = self.answer_api(a, &batch[si].invocations[ii].host, t)
+                    }
+                    _ => {}
                 }
             }
         }

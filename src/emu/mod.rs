@@ -104,6 +104,9 @@
 //! classes' scheduling weights, and the iperf3 options besides the ones
 //! rocegate sends.
 
+mod api_eos;
+mod api_nxos;
+mod api_out;
 mod batch;
 mod cjson;
 mod config_out;
@@ -184,6 +187,8 @@ enum Parsed {
     Iperf(Box<iperf_run::IperfCmd>),
     Probe(probe::Probe),
     Fault(batch::FaultCmd),
+    /// A call to an `eos` or `nxos` switch's API (`api_out`).
+    Api(Box<api_out::ApiCmd>),
 }
 
 fn done(r: Refusal) -> Parsed {
@@ -462,6 +467,9 @@ impl Emulator {
         }
         let base = cmd.rsplit('/').next().unwrap_or(cmd);
         if let Some(&sw) = self.inv.switch_by_name.get(&inv.host) {
+            if let Some(p) = api_out::parse(&self.inv, sw, argv) {
+                return p;
+            }
             return probe::parse_switch(&self.fabric, sw, argv).unwrap_or_else(|| not_found(cmd));
         }
         if let Some(&node) = self.inv.node_by_name.get(&inv.host) {
@@ -802,6 +810,9 @@ impl Emulator {
                         events.push((at(si, ii), Event::Cmd(si, ii)))
                     }
                     Parsed::Probe(_) => probes.push((at(si, ii), si, ii)),
+                    // An API change cuts the segments; an API read does not.
+                    Parsed::Api(a) if a.changes() => events.push((at(si, ii), Event::Cmd(si, ii))),
+                    Parsed::Api(_) => probes.push((at(si, ii), si, ii)),
                     _ => {}
                 }
             }
@@ -1573,6 +1584,8 @@ pub(crate) mod testutil {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_api;
 #[cfg(test)]
 mod tests_config;
 #[cfg(test)]

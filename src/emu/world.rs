@@ -41,6 +41,8 @@ pub enum Change {
     RoutingUp(SwitchId),
     /// A rebooting switch is back, with its counters cleared.
     BootDone(SwitchId),
+    /// An API switch's dead-man timer runs out (`api_out`).
+    ApiTimer(u32),
     /// The BGP session over this inventory link is established again
     /// (unless an end was shut again meanwhile).
     SessionUp(usize),
@@ -67,6 +69,8 @@ pub struct World {
     /// Timed changes still to come, in no particular order.
     pub pending: Vec<(f64, Change)>,
     pub roce_prio: u8,
+    /// What the `eos` and `nxos` switches keep besides (`api_out`).
+    pub api: super::api_out::ApiState,
 }
 
 fn mac(kind: u8, i: usize) -> [u8; 6] {
@@ -286,6 +290,7 @@ impl World {
             rebooting: vec![false; inv.switches.len()],
             pending: Vec::new(),
             roce_prio: prio,
+            api: super::api_out::ApiState::new(inv),
         }
     }
 
