@@ -231,7 +231,7 @@ fn production_refuses_faults_without_the_flag_and_plan_shows_the_blast_radius() 
 #[test]
 fn a_switch_without_a_built_driver_is_refused_before_anything_runs() {
     let tmp = tempfile::tempdir().unwrap();
-    let inv = emulated_with(tmp.path(), "driver: linux", "driver: eos");
+    let inv = emulated_with(tmp.path(), "driver: linux", "driver: sonic");
     let o = rocegate(tmp.path())
         .args(["run", "--only", "leaf-reset", "-i"])
         .arg(&inv)
@@ -242,9 +242,47 @@ fn a_switch_without_a_built_driver_is_refused_before_anything_runs() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("switch r0-leaf1: the eos switch driver is designed"),
+        err.contains("switch r0-leaf1: the sonic switch driver is designed"),
         "{err}"
     );
+}
+
+/// A fault an API platform cannot guard (a reload over eAPI: no commit
+/// timer covers it, nothing undoes it) is refused by `plan`, before
+/// anything is touched, naming the switch and what to use instead.
+#[test]
+fn a_reload_on_an_eos_leaf_is_refused_at_plan_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let inv = emulated_with(
+        tmp.path(),
+        "driver: linux",
+        "driver: eos\n  credentials: {env: ROCEGATE_TEST_EAPI}\n  api: {user: rocegate}",
+    );
+    let suite = tmp.path().join("suite.yaml");
+    std::fs::write(
+        &suite,
+        std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("suites/acceptance.yaml"),
+        )
+        .unwrap()
+        .replace("mode: routing_restart", "mode: reload"),
+    )
+    .unwrap();
+    let o = rocegate(tmp.path())
+        .args(["plan", "--only", "leaf-reset", "-i"])
+        .arg(&inv)
+        .arg("-s")
+        .arg(&suite)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("a reload over eAPI has no dead-man")
+            && err.contains("use mode ports_down or routing_restart on eos"),
+        "{err}"
+    );
+    assert!(err.contains("switch r0-leaf"), "{err}");
 }
 
 const LOCAL: &str = "\

@@ -64,7 +64,7 @@ fn is_linux(p: &String) -> bool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Entry {
-    Opened(Opened),
+    Opened(Box<Opened>),
     Healed {
         id: String,
         at: String,
@@ -144,7 +144,7 @@ pub fn open_faults(entries: &[Entry]) -> Vec<Opened> {
     let mut open: Vec<Opened> = Vec::new();
     for e in entries {
         match e {
-            Entry::Opened(o) => open.push(o.clone()),
+            Entry::Opened(o) => open.push((**o).clone()),
             Entry::Healed { id, .. } => open.retain(|o| &o.id != id),
         }
     }
@@ -266,8 +266,8 @@ mod tests {
         {
             let held = locked(&path);
             let mut j = Journal::open(&path, &held).unwrap();
-            j.append(&Entry::Opened(opened("a"))).unwrap();
-            j.append(&Entry::Opened(opened("b"))).unwrap();
+            j.append(&Entry::Opened(Box::new(opened("a")))).unwrap();
+            j.append(&Entry::Opened(Box::new(opened("b")))).unwrap();
             j.healed("a", "run").unwrap();
         }
         let held = locked(&path);
@@ -280,7 +280,7 @@ mod tests {
     fn opening_cuts_a_torn_last_line_so_the_next_entry_stands_alone() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("lab.jsonl");
-        let good = serde_json::to_string(&Entry::Opened(opened("a"))).unwrap();
+        let good = serde_json::to_string(&Entry::Opened(Box::new(opened("a")))).unwrap();
         std::fs::write(&path, format!("{good}\n{{\"event\":\"hea")).unwrap();
         let held = locked(&path);
         let mut j = Journal::open(&path, &held).unwrap();
@@ -304,7 +304,7 @@ mod tests {
     fn a_torn_last_line_is_ignored_a_damaged_middle_is_not() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("lab.jsonl");
-        let good = serde_json::to_string(&Entry::Opened(opened("a"))).unwrap();
+        let good = serde_json::to_string(&Entry::Opened(Box::new(opened("a")))).unwrap();
         std::fs::write(&path, format!("{good}\n{{\"event\":\"hea")).unwrap();
         assert_eq!(open_faults(&read(&path).unwrap()).len(), 1);
         std::fs::write(&path, format!("garbage\n{good}\n")).unwrap();

@@ -76,7 +76,7 @@ impl Control {
         self.journal
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .append(&journal::Entry::Opened(o))
+            .append(&journal::Entry::Opened(Box::new(o)))
     }
 
     pub fn healed(&self, id: &str, by: &str) -> Result<(), String> {

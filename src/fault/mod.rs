@@ -85,6 +85,14 @@ pub fn name(inv: &Inventory, f: &Fault) -> String {
 
 /// The device the fault changes and how, or why it cannot be sent.
 pub fn target(inv: &Inventory, f: &Fault) -> Result<Target, String> {
+    let t = target_of(inv, f)?;
+    t.driver()
+        .supports(&t.action)
+        .map_err(|e| format!("switch {}: {e}", t.host))?;
+    Ok(t)
+}
+
+fn target_of(inv: &Inventory, f: &Fault) -> Result<Target, String> {
     let switch = |s: SwitchId| -> Result<(String, &'static dyn Platform), String> {
         let sw = &inv.switches[s];
         let p =

@@ -163,6 +163,11 @@ pub enum Next {
 /// `commit timer`) or starts a detached one (NX-OS `run bash`).
 pub trait Driver: Sync {
     fn platform(&self) -> &'static str;
+    /// Whether this platform can make `action` safely at all: checked at
+    /// plan time, before anything is touched.
+    fn supports(&self, _action: &Action) -> Result<(), String> {
+        Ok(())
+    }
     /// Commands the device must have for `action` (the preflight checks).
     fn needs(&self, action: &Action) -> Vec<&'static str>;
     /// One request reading the state `action` will change.
@@ -193,15 +198,20 @@ pub trait Driver: Sync {
     /// done, failed, or what to ask next. `ports` are the ports the fault
     /// took down. Most platforms' undo is one step that either worked or
     /// did not.
-    fn undo_next(&self, _ports: &[String], sent: &Query, a: &Answer) -> Next {
+    fn undo_next(&self, _ports: &[String], _sent: &Query, a: &Answer) -> Next {
         match a.exit {
             Some(0) => Next::Done,
-            code => Next::Failed(format!(
-                "`{}` {}: {}",
-                excerpt(&sent.display()),
-                crate::exec::exit_text(code),
-                excerpt(a.text.trim())
-            )),
+            code => {
+                let said = a.text.trim();
+                Next::Failed(format!(
+                    "exit {}{}",
+                    code.map_or("none".to_string(), |c| c.to_string()),
+                    match said.lines().last() {
+                        Some(l) => format!(": {l}"),
+                        None => String::new(),
+                    }
+                ))
+            }
         }
     }
     /// Whether the device is back to `prior`: every port it had up is up

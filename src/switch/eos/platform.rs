@@ -209,18 +209,19 @@ impl Driver for Eos {
         Ok(st)
     }
 
-    fn check_prior(&self, action: &Action, prior: &State) -> Result<(), String> {
+    fn supports(&self, action: &Action) -> Result<(), String> {
         match action {
-            Action::PortsDown(_) | Action::RoutingStop => {}
-            Action::Reload { .. } => {
-                return Err("a reload over eAPI has no commit timer to guard it and nothing for rocegate to undo: use mode ports_down or routing_restart on eos".into())
-            }
-            other => {
-                return Err(format!(
-                    "{other:?} is not built for eos yet: use a link flap, a leaf reset (ports_down, routing_restart) or a spine loss"
-                ))
-            }
+            Action::PortsDown(_) | Action::RoutingStop => Ok(()),
+            Action::Reload { .. } => Err("a reload over eAPI has no dead-man to guard it and nothing for rocegate to undo: use mode ports_down or routing_restart on eos"
+                .into()),
+            Action::BgpPeerDown { .. } => Err(
+                "route_change is not built on eos yet: use a link flap, a leaf reset (ports_down, routing_restart) or a spine loss".into(),
+            ),
         }
+    }
+
+    fn check_prior(&self, action: &Action, prior: &State) -> Result<(), String> {
+        self.supports(action)?;
         if let Some(s) = prior.pending.first() {
             return Err(format!(
                 "configuration session {s} has a pending commit timer: EOS keeps one per switch, so a fault now would confirm or lose it; wait for it, or confirm it with `configure session {s} commit`"

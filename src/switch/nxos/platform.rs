@@ -232,18 +232,19 @@ impl Driver for Nxos {
         Ok(st)
     }
 
-    fn check_prior(&self, action: &Action, prior: &State) -> Result<(), String> {
+    fn supports(&self, action: &Action) -> Result<(), String> {
         match action {
-            Action::PortsDown(_) | Action::RoutingStop => {}
-            Action::Reload { .. } => {
-                return Err("a reload over NX-API has no dead-man and nothing for rocegate to undo: use mode ports_down or routing_restart on nxos".into())
-            }
-            other => {
-                return Err(format!(
-                    "{other:?} is not built for nxos yet: use a link flap, a leaf reset (ports_down, routing_restart) or a spine loss"
-                ))
-            }
+            Action::PortsDown(_) | Action::RoutingStop => Ok(()),
+            Action::Reload { .. } => Err("a reload over NX-API has no dead-man to guard it and nothing for rocegate to undo: use mode ports_down or routing_restart on nxos"
+                .into()),
+            Action::BgpPeerDown { .. } => Err(
+                "route_change is not built on nxos yet: use a link flap, a leaf reset (ports_down, routing_restart) or a spine loss".into(),
+            ),
         }
+    }
+
+    fn check_prior(&self, action: &Action, prior: &State) -> Result<(), String> {
+        self.supports(action)?;
         if !prior.errdisabled.is_empty() {
             return Err(format!(
                 "{} err-disabled: `no shutdown` would not bring it back; recover it first (`errdisable recovery`, or shutdown/no shutdown by hand)",
