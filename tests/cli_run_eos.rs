@@ -108,6 +108,10 @@ fn acceptance_on_eos_leaves_reads_their_counters_and_sends_the_faults() {
             && cmds[0].contains("router bgp"),
         "{cmds:?}"
     );
+    // The AS is the one the switch's prior read gave, not a placeholder
+    // the switch would refuse.
+    assert!(!cmds[0].contains("router bgp 0"), "{cmds:?}");
+    assert!(cmds[0].contains("router bgp 65"), "{cmds:?}");
     for test in ["link-flap", "leaf-reset"] {
         assert!(
             records

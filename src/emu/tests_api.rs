@@ -215,7 +215,10 @@ fn plain_ports_down_and_back_on_eos_and_nxos() {
     for (driver, port) in [("eos", "Ethernet1"), ("nxos", "Ethernet1/1")] {
         let inv = pod(driver, true);
         let p = switch::platform(inv.switches[0].driver).unwrap();
-        let (apply, undo) = p.faults().plain(&Action::PortsDown(vec![port.to_string()]));
+        let (apply, undo) = p.faults().plain(
+            &Action::PortsDown(vec![port.to_string()]),
+            &Default::default(),
+        );
         let prior = p.faults().read_prior(&Action::PortsDown(vec![port.into()]));
         let cq = p.counter_queries(port);
         let mut emu = Emulator::new(&inv, 1);
@@ -242,15 +245,19 @@ fn plain_ports_down_and_back_on_eos_and_nxos() {
     }
 }
 
-/// `router bgp 0` (the plain routing stop, which knows no AS) is refused
-/// as the switch refuses it; with the AS the prior read found, BGP shuts
-/// and comes back after `no shutdown`.
+/// `router bgp 0` (a routing stop without the AS its prior read gives) is
+/// refused as the switch refuses it; with the AS the prior read found, BGP
+/// shuts and comes back after `no shutdown`.
 #[test]
 fn eos_routing_stop_needs_the_as_and_comes_back() {
     let inv = pod("eos", true);
     let p = switch::platform(inv.switches[0].driver).unwrap();
     let d = p.faults();
-    let (plain, _) = d.plain(&Action::RoutingStop);
+    let no_as = State {
+        asn: Some("0".into()),
+        ..Default::default()
+    };
+    let (plain, _) = d.plain(&Action::RoutingStop, &no_as);
     let prior = State {
         asn: Some("65101".into()),
         ..Default::default()

@@ -179,20 +179,24 @@ pub fn shell(host: &str, script: &str) -> Invocation {
 
 /// The emulated fabric's fault step: the driver's plain commands timed
 /// from the start of the workload's round, every down followed by its up.
-pub fn emulated_step(inv: &Inventory, f: &Fault) -> Result<StepCommands, String> {
+pub fn emulated_step(
+    inv: &Inventory,
+    f: &Fault,
+    prior: &crate::switch::fault::State,
+) -> Result<(StepCommands, Vec<crate::switch::Query>), String> {
     let t = target(inv, f)?;
-    let (apply, undo) = t.driver().plain(&t.action);
+    let (apply, undo) = t.driver().plain(&t.action, prior);
     let mut invocations = Vec::new();
+    let mut queries = Vec::new();
     for at in starts(f) {
-        invocations.extend(
-            apply
-                .iter()
-                .map(|a| invocation(&t.host, a.command_line(), at)),
-        );
-        invocations.extend(
-            undo.iter()
-                .map(|u| invocation(&t.host, u.command_line(), at + f.duration)),
-        );
+        for a in &apply {
+            invocations.push(invocation(&t.host, a.command_line(), at));
+            queries.push(a.clone());
+        }
+        for u in &undo {
+            invocations.push(invocation(&t.host, u.command_line(), at + f.duration));
+            queries.push(u.clone());
+        }
     }
-    Ok(StepCommands { invocations })
+    Ok((StepCommands { invocations }, queries))
 }

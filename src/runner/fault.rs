@@ -50,15 +50,28 @@ fn failed(i: &Invocation, o: &InvocationOutput) -> Option<String> {
 }
 
 impl Delivered {
-    fn emulated(step: &StepCommands, outs: &[InvocationOutput], f: &Fault) -> Self {
+    fn emulated(
+        step: &StepCommands,
+        queries: &[crate::switch::Query],
+        driver: &dyn crate::switch::Driver,
+        outs: &[InvocationOutput],
+        f: &Fault,
+    ) -> Self {
         let starts = fault::starts(f);
         let repetitions = starts.len();
         let mut d = Delivered {
             repetitions,
             ..Default::default()
         };
-        for (i, o) in step.invocations.iter().zip(outs) {
-            d.refused.extend(failed(i, o));
+        for ((i, q), o) in step.invocations.iter().zip(queries).zip(outs) {
+            // An API call exits 0 with a refused command inside its answer:
+            // the platform reads the answer.
+            let a = crate::switch::single_answer(q, o);
+            match (failed(i, o), driver.applied(q, &a)) {
+                (Some(e), _) => d.refused.push(e),
+                (None, Err(e)) => d.refused.push(format!("{}: {e}", i.host)),
+                (None, Ok(())) => {}
+            }
             d.commands.push((i.clone(), o.clone()));
         }
         d.down_s = outs.iter().map(|o| o.started_s).reduce(f64::min);
@@ -206,7 +219,21 @@ impl Engine<'_> {
                 (r, Delivered::live(reps))
             }
             _ => {
-                let step = match fault::emulated_step(self.inv, f) {
+                // An API platform's change names state it reads first (the
+                // BGP AS): the emulated fabric answers that read as the
+                // switch would, and refuses an unhealthy one the same way.
+                let prior = if target.platform.reached_by_argv() {
+                    Default::default()
+                } else {
+                    match live::prepare(self.transport, &target).await {
+                        Ok(p) => p,
+                        Err(e) => {
+                            v.message = format!("{what}: refused before anything was touched: {e}");
+                            return (v, false);
+                        }
+                    }
+                };
+                let (step, queries) = match fault::emulated_step(self.inv, f, &prior) {
                     Ok(s) => s,
                     Err(e) => {
                         v.message = format!("cannot inject the fault: {e}");
@@ -233,7 +260,10 @@ impl Engine<'_> {
                 } else {
                     r.extra.remove(0)
                 };
-                (r, Delivered::emulated(&step, &outs, f))
+                (
+                    r,
+                    Delivered::emulated(&step, &queries, target.driver(), &outs, f),
+                )
             }
         };
         // The fault's own commands are a sample too, with their raw output.

@@ -27,6 +27,7 @@
 //! FRR; also every GPU node's own NICs) is built; the others are designed
 //! above and refused at plan time with [`super::NotBuilt`].
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -219,10 +220,53 @@ pub trait Driver: Sync {
     fn settled(&self, prior: &State, now: &State) -> bool;
     /// The plain requests of a change, one per action, for a model of the
     /// fabric that reads them one by one (the emulator): no dead-man,
-    /// systemd.
-    fn plain(&self, action: &Action) -> (Vec<Query>, Vec<Query>);
+    /// systemd. `prior` is what the device answered to
+    /// [`Driver::read_prior`] where the change names state it reads first
+    /// (the BGP AS of an eos or nxos switch); a platform reached by argv
+    /// gets [`State::default`].
+    fn plain(&self, action: &Action, prior: &State) -> (Vec<Query>, Vec<Query>);
 }
 
 fn excerpt(s: &str) -> String {
     super::config::excerpt(s)
+}
+
+/// Whether the BGP neighbour `peer` (as the platform's summary keys it) runs its
+/// session over `port`, whose addresses are `addrs` (`ADDR/LEN`): BGP
+/// unnumbered names the interface (`swp31`), a link-local neighbour carries
+/// it as a scope (`fe80::1%swp31`), and a numbered one is an address of a
+/// subnet on the port (the /31 of a leaf-spine link). Link-local subnets
+/// are on every port, so they decide nothing.
+pub fn runs_over(peer: &str, port: &str, addrs: &[(IpAddr, u8)]) -> bool {
+    if peer == port || peer.rsplit_once('%').is_some_and(|(_, p)| p == port) {
+        return true;
+    }
+    let Ok(ip) = peer.parse::<IpAddr>() else {
+        return false;
+    };
+    addrs.iter().any(|&(net, len)| {
+        let local = match net {
+            IpAddr::V6(v6) => v6.segments()[0] & 0xffc0 == 0xfe80,
+            IpAddr::V4(v4) => v4.is_link_local(),
+        };
+        !local && ip != net && same_subnet(ip, net, len)
+    })
+}
+
+fn same_subnet(a: IpAddr, b: IpAddr, len: u8) -> bool {
+    match (a, b) {
+        (IpAddr::V4(a), IpAddr::V4(b)) => {
+            let m = u32::MAX
+                .checked_shl(32 - u32::from(len.min(32)))
+                .unwrap_or(0);
+            u32::from(a) & m == u32::from(b) & m
+        }
+        (IpAddr::V6(a), IpAddr::V6(b)) => {
+            let m = u128::MAX
+                .checked_shl(128 - u32::from(len.min(128)))
+                .unwrap_or(0);
+            u128::from(a) & m == u128::from(b) & m
+        }
+        _ => false,
+    }
 }

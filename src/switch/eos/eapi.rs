@@ -33,8 +33,27 @@ impl Command {
     /// `cmd` with its whitespace collapsed, pinned to the revision
     /// [`REVISIONS`] names for it.
     pub fn new(cmd: &str) -> Command {
-        let cmd = cmd.split_whitespace().collect::<Vec<_>>().join(" ");
-        let revision = REVISIONS.iter().find(|(c, _)| *c == cmd).map(|(_, r)| *r);
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        let cmd = words.join(" ");
+        // The model is the command's, whichever ports it is narrowed to:
+        // `show priority-flow-control interfaces Ethernet1 counters` is
+        // read at the revision of `show priority-flow-control counters`.
+        let mut key: Vec<&str> = Vec::new();
+        let mut i = 0;
+        while i < words.len() {
+            if words[i] == "interfaces"
+                && words
+                    .get(i + 1)
+                    .is_some_and(|w| w.chars().any(|c| c.is_ascii_digit()))
+            {
+                i += 2;
+                continue;
+            }
+            key.push(words[i]);
+            i += 1;
+        }
+        let key = key.join(" ");
+        let revision = REVISIONS.iter().find(|(c, _)| *c == key).map(|(_, r)| *r);
         Command { cmd, revision }
     }
 
@@ -330,6 +349,20 @@ mod tests {
     use crate::switch::eos::{parse_errdisable_recovery, parse_version};
 
     // ------------------------------------------------------------ envelope
+
+    /// Narrowed to one port, a command keeps its pinned revision; `show
+    /// interfaces phy detail` is not mistaken for a port filter.
+    #[test]
+    fn a_port_filter_keeps_the_revision() {
+        let c = Command::new("show priority-flow-control interfaces Ethernet3/1 counters");
+        assert_eq!(c.revision, Some(3));
+        assert_eq!(
+            c.cmd,
+            "show priority-flow-control interfaces Ethernet3/1 counters"
+        );
+        assert_eq!(Command::new("show interfaces phy detail").revision, Some(2));
+        assert_eq!(Command::new("show interfaces Ethernet1").revision, None);
+    }
 
     #[test]
     fn request_pins_revisions_and_names_the_format() {

@@ -356,12 +356,8 @@ impl Driver for Eos {
         crate::switch::linux::Linux.settled(prior, now)
     }
 
-    fn plain(&self, action: &Action) -> (Vec<Query>, Vec<Query>) {
-        let prior = State {
-            asn: Some("0".into()),
-            ..Default::default()
-        };
-        let c = self.change(action, &prior, None);
+    fn plain(&self, action: &Action, prior: &State) -> (Vec<Query>, Vec<Query>) {
+        let c = self.change(action, prior, None);
         (c.apply, vec![c.undo])
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::Linux;
 use crate::exec::quote;
-use crate::switch::fault::{Action, Change, Driver, Init, PortState, State};
+use crate::switch::fault::{runs_over, Action, Change, Driver, Init, PortState, State};
 use crate::switch::{Answer, Query};
 
 /// `sh -c SCRIPT`.
@@ -84,46 +84,6 @@ fn bgp_summary(json: &str) -> Result<(Option<u32>, Peers), String> {
     }
     peers.sort();
     Ok((local_as, peers))
-}
-
-/// Whether the BGP neighbour `peer` (as FRR's summary keys it) runs its
-/// session over `port`, whose addresses are `addrs` (`ADDR/LEN`): BGP
-/// unnumbered names the interface (`swp31`), a link-local neighbour carries
-/// it as a scope (`fe80::1%swp31`), and a numbered one is an address of a
-/// subnet on the port (the /31 of a leaf-spine link). Link-local subnets
-/// are on every port, so they decide nothing.
-fn runs_over(peer: &str, port: &str, addrs: &[(IpAddr, u8)]) -> bool {
-    if peer == port || peer.rsplit_once('%').is_some_and(|(_, p)| p == port) {
-        return true;
-    }
-    let Ok(ip) = peer.parse::<IpAddr>() else {
-        return false;
-    };
-    addrs.iter().any(|&(net, len)| {
-        let local = match net {
-            IpAddr::V6(v6) => v6.segments()[0] & 0xffc0 == 0xfe80,
-            IpAddr::V4(v4) => v4.is_link_local(),
-        };
-        !local && ip != net && same_subnet(ip, net, len)
-    })
-}
-
-fn same_subnet(a: IpAddr, b: IpAddr, len: u8) -> bool {
-    match (a, b) {
-        (IpAddr::V4(a), IpAddr::V4(b)) => {
-            let m = u32::MAX
-                .checked_shl(32 - u32::from(len.min(32)))
-                .unwrap_or(0);
-            u32::from(a) & m == u32::from(b) & m
-        }
-        (IpAddr::V6(a), IpAddr::V6(b)) => {
-            let m = u128::MAX
-                .checked_shl(128 - u32::from(len.min(128)))
-                .unwrap_or(0);
-            u128::from(a) & m == u128::from(b) & m
-        }
-        _ => false,
-    }
 }
 
 /// `line` in the BGP instance of the local AS, for each session a
@@ -419,7 +379,7 @@ i=0; until pgrep -f {} >/dev/null; do i=$((i+1)); if [ $i -ge 40 ]; then echo 'r
         ports && bgp
     }
 
-    fn plain(&self, action: &Action) -> (Vec<Query>, Vec<Query>) {
+    fn plain(&self, action: &Action, _prior: &State) -> (Vec<Query>, Vec<Query>) {
         let words = |s: String| Query::Argv(s.split(' ').map(String::from).collect());
         let ports = ports_of(action);
         let (a, u) = match action {

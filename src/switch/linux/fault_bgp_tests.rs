@@ -249,7 +249,7 @@ fn the_deadman_guards_a_shut_session_and_the_undo_is_idempotent() {
 /// the neighbour is named by its port (BGP unnumbered).
 #[test]
 fn the_plain_commands_name_the_neighbour_by_its_port() {
-    let (a, u) = Linux.plain(&swp31());
+    let (a, u) = Linux.plain(&swp31(), &State::default());
     let argv = |q: &Query| match q {
         Query::Argv(v) => v.clone(),
         other => panic!("{other:?}"),

@@ -362,8 +362,8 @@ impl Driver for Nxos {
         crate::switch::linux::Linux.settled(prior, now)
     }
 
-    fn plain(&self, action: &Action) -> (Vec<Query>, Vec<Query>) {
-        let c = self.change(action, &State::default(), None);
+    fn plain(&self, action: &Action, prior: &State) -> (Vec<Query>, Vec<Query>) {
+        let c = self.change(action, prior, None);
         (c.apply, vec![c.undo])
     }
 }
