@@ -154,7 +154,7 @@ pub async fn read_state(transport: &dyn Transport, t: &Target) -> Result<State, 
         let said = if o.failure.is_some() || !matches!(q, Query::Api(_)) {
             why(&o)
         } else {
-            format!("{}: {}", crate::exec::exit_text(a.exit), a.text.trim())
+            crate::switch::fault::refusal(&q, &a)
         };
         return Err(format!("{}: reading its state failed: {said}", t.host));
     }

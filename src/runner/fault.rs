@@ -45,8 +45,17 @@ struct Delivered {
 }
 
 fn failed(i: &Invocation, o: &InvocationOutput) -> Option<String> {
+    // An API call is named by its commands, not its JSON body.
+    let what = match crate::exec::apicall::calls(&i.argv) {
+        Some(calls) => calls
+            .iter()
+            .map(|c| c.what.as_str())
+            .collect::<Vec<_>>()
+            .join("; "),
+        None => i.command_line(),
+    };
     (o.failure.is_some() || o.exit != Some(0))
-        .then(|| format!("{}: {}: {}", i.host, i.command_line(), live::why(o)))
+        .then(|| format!("{}: {what}: {}", i.host, live::why(o)))
 }
 
 impl Delivered {

@@ -145,9 +145,19 @@ fn eapi_outputs(g: &Group, k: usize, r: &CallResult) -> Result<Vec<Answer>, Stri
     let cmds = eapi_commands(g);
     let replies = eos::parse_response(&r.body, &call_id(k), &cmds, eapi_format(g.form))
         .map_err(|e| e.to_string())?;
+    let conf = g.form == Form::Conf;
     let mut it = replies.into_iter().skip(1).map(|r| match r {
         eos::Reply::Json(v) => Ok(v),
         eos::Reply::Text(t) => Ok(Value::String(t)),
+        // A configuration line the switch does not take is refused, not
+        // a read this switch lacks.
+        eos::Reply::NotAvailable(m) if conf => Err((
+            FAILED,
+            m.replace(
+                "is not available on this switch",
+                "was refused by the switch",
+            ),
+        )),
         eos::Reply::NotAvailable(m) => Err((NOT_AVAILABLE, m)),
         eos::Reply::NoJson(m) => Err((NO_JSON, m)),
         eos::Reply::NeedsPrivilege(m) => Err((NEEDS_PRIVILEGE, m)),
@@ -162,9 +172,13 @@ fn eapi_outputs(g: &Group, k: usize, r: &CallResult) -> Result<Vec<Answer>, Stri
 fn nxapi_outputs(g: &Group, r: &CallResult) -> Result<Vec<Answer>, String> {
     let cmds = all_cmds(g);
     let replies = nxos::parse_ins_api(&cmds, &r.body).map_err(|e| e.to_string())?;
+    let conf = g.form == Form::Conf;
     let mut it = replies.into_iter().map(|c| {
         let cmd = c.command;
         match c.reply {
+            nxos::Reply::Unsupported(m) if conf => {
+                Err((FAILED, format!("the switch refused `{cmd}`: {m}")))
+            }
             nxos::Reply::Json(v) => Ok(v),
             nxos::Reply::Text(t) => Ok(Value::String(t)),
             nxos::Reply::Empty => Ok(Value::String(String::new())),

@@ -187,12 +187,7 @@ pub trait Driver: Sync {
     fn applied(&self, sent: &Query, a: &Answer) -> Result<(), String> {
         match a.exit {
             Some(0) => Ok(()),
-            code => Err(format!(
-                "`{}` {}: {}",
-                excerpt(&sent.display()),
-                crate::exec::exit_text(code),
-                excerpt(a.text.trim())
-            )),
+            _ => Err(refusal(sent, a)),
         }
     }
     /// After an undo step (`sent`, first the [`Change::undo`]) answered:
@@ -229,6 +224,22 @@ pub trait Driver: Sync {
 
 fn excerpt(s: &str) -> String {
     super::config::excerpt(s)
+}
+
+/// Why a request did not work, in one line. An API answer already names
+/// its command and the switch's words; a command line gets its exit.
+pub fn refusal(sent: &Query, a: &Answer) -> String {
+    let said = a.text.trim();
+    match (sent, a.exit) {
+        (Query::Api(_), None) => format!("no answer: {said}"),
+        (Query::Api(_), Some(_)) => said.to_string(),
+        (Query::Argv(_), code) => format!(
+            "{} {}: {}",
+            excerpt(&sent.display()),
+            crate::exec::exit_text(code),
+            excerpt(said)
+        ),
+    }
 }
 
 /// Whether the BGP neighbour `peer` (as the platform's summary keys it) runs its

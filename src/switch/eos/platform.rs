@@ -27,7 +27,7 @@ use crate::config::inventory::SwitchDriver;
 use crate::counters::host::LldpNeighbor;
 use crate::counters::{ParseError, PortReadings, Reading};
 use crate::switch::config::{answered, excerpt, Fact, PortSettings, SwitchConfig};
-use crate::switch::fault::{Action, Change, Driver, Init, Next, State};
+use crate::switch::fault::{refusal, Action, Change, Driver, Init, Next, State};
 use crate::switch::{Answer, Api, Form, Needs, Platform, Query};
 
 /// An Arista switch reached over eAPI.
@@ -300,14 +300,7 @@ impl Driver for Eos {
             return Next::Failed(format!("`{}` is not an eAPI request", sent.display()));
         };
         let first = q.cmds.first().map(String::as_str).unwrap_or_default();
-        let failed = || {
-            Next::Failed(format!(
-                "`{}` {}: {}",
-                q.cmds.join("; "),
-                crate::exec::exit_text(a.exit),
-                excerpt(a.text.trim())
-            ))
-        };
+        let failed = || Next::Failed(refusal(sent, a));
         if first.starts_with("configure session") && first.ends_with(" abort") {
             return match a.exit {
                 Some(0) => Next::Done,

@@ -31,7 +31,7 @@ use crate::counters::host::LldpNeighbor;
 use crate::counters::{ParseError, PortReadings, Reading};
 use crate::switch::call::{NEEDS_PRIVILEGE, NOT_AVAILABLE, NO_JSON};
 use crate::switch::config::{excerpt, SwitchConfig};
-use crate::switch::fault::{Action, Change, Driver, Next, State};
+use crate::switch::fault::{refusal, Action, Change, Driver, Next, State};
 use crate::switch::{Answer, Api, ApiQuery, Form, Needs, Platform, Query};
 
 /// A Cisco Nexus switch reached over NX-API.
@@ -326,12 +326,7 @@ impl Driver for Nxos {
                 "the dead-man timer did not start (`run bash` printed {}): nothing changed; is `feature bash-shell` on?",
                 excerpt(a.text.trim())
             )),
-            code => Err(format!(
-                "`{}` {}: {}",
-                excerpt(&sent.display()),
-                crate::exec::exit_text(code),
-                excerpt(a.text.trim())
-            )),
+            _ => Err(refusal(sent, a)),
         }
     }
 
@@ -349,12 +344,7 @@ impl Driver for Nxos {
                 )],
             )),
             (Form::Text, _) => Next::Done,
-            (_, code) => Next::Failed(format!(
-                "`{}` {}: {}",
-                qq.cmds.join(" ; "),
-                crate::exec::exit_text(code),
-                excerpt(a.text.trim())
-            )),
+            _ => Next::Failed(refusal(sent, a)),
         }
     }
 
