@@ -149,6 +149,13 @@ tests:
       at: 5s
       for: 10s
     expect: {workload: may_fail}
+  - name: uplink-withdrawn
+    fault:
+      route_change: {link: r0-leaf1:Ethernet10}
+      during: cross-leaf-bw
+      at: 5s
+      for: 5s
+    expect: {workload: completes}
 ";
 
 /// Faults on an EOS leaf take its ports down in the model as on linux: an
@@ -177,6 +184,23 @@ fn eos_leaf_faults_take_ports_down_in_the_model() {
         .as_str()
         .unwrap()
         .contains("r0-leaf1:Ethernet9"));
+    // A withdrawn route: the session found on the port's /31 and shut in
+    // the session EOS rolls back, the link left up, the traffic ridden out.
+    let withdrawn = verdict("uplink-withdrawn");
+    assert_eq!(withdrawn["verdict"], "pass", "{withdrawn}");
+    let sent = records
+        .iter()
+        .find(|r| {
+            r["event"] == "sample"
+                && r["test"] == "uplink-withdrawn"
+                && r["details"]["what"].is_string()
+        })
+        .map(|r| r.to_string())
+        .unwrap_or_default();
+    assert!(
+        sent.contains("neighbor 10.254.") && sent.contains("shutdown"),
+        "{sent}"
+    );
     let down = verdict("leaf-ports-down");
     assert_eq!(down["value"], 8.0, "{down}");
     assert!(records.iter().any(|r| r["event"] == "ledger"

@@ -174,6 +174,25 @@ fn command(ctx: &mut Ctx, s: SwitchId, mode: &mut Mode, cmd: &str, text: bool) -
                 _ => return Err(invalid(cmd, 2)),
             }
         }
+        ["neighbor", x, "shutdown"] | ["no", "neighbor", x, "shutdown"]
+            if matches!(*mode, Mode::Router(_)) =>
+        {
+            let shut = w[0] == "neighbor";
+            // The session whose far end has address `x`.
+            let Some((link, side)) = ctx
+                .sessions(s)
+                .into_iter()
+                .map(|(l, mine, _)| (l, mine % 2))
+                .find(|&(l, side)| api_out::p2p_address(l, 1 - side) == *x)
+            else {
+                return Err(failed(format!("% Neighbor {x} does not exist")));
+            };
+            let op = Op::Peer { link, side, shut };
+            match mode.session() {
+                Some(k) => ctx.world.api.sessions[k].staged.push(op),
+                None => ctx.apply(op),
+            }
+        }
         ["shutdown"] | ["no", "shutdown"] => {
             let up = w.len() == 2;
             let op = match *mode {
@@ -326,6 +345,7 @@ fn show(ctx: &Ctx, s: SwitchId, cmd: &str) -> Out {
         ["show", "qos", "interfaces", x, "ecn", "counters", "queue"] => ecn_counters(ctx, port(x)?),
         ["show", "bgp", "summary", "vrf", "all"]
         | ["show", "ip", "bgp", "summary", "vrf", "all"] => bgp_summary(ctx, s),
+        ["show", "ip", "interface", x] => ip_interface(ctx, s, port(x)?),
         ["show", "configuration", "sessions", "detail"] => sessions_detail(ctx, s),
         ["show", "version"] => version(ctx, s),
         ["show", "lldp", "neighbors", "detail"] => lldp(ctx, s),
@@ -517,6 +537,25 @@ fn interfaces_status(ctx: &Ctx, s: SwitchId) -> Value {
         })
         .collect();
     json!({ "interfaceStatuses": m })
+}
+
+/// `show ip interface X`: a leaf–spine port's /31 (the address its BGP
+/// peer sees); a host-facing port has none (`0.0.0.0/0`).
+fn ip_interface(ctx: &Ctx, s: SwitchId, p: usize) -> Value {
+    let (link, side) = (p / 2, p % 2);
+    let routed = ctx.sessions(s).iter().any(|(l, _, _)| *l == link);
+    let (address, len) = if routed {
+        (api_out::p2p_address(link, side), 31)
+    } else {
+        ("0.0.0.0".to_string(), 0)
+    };
+    json!({"interfaces": {ctx.world.port_cfg[p].name.clone(): {
+        "name": ctx.world.port_cfg[p].name,
+        "interfaceAddress": {
+            "primaryIp": {"address": address, "maskLen": len},
+            "secondaryIpsOrderedList": [],
+        },
+    }}})
 }
 
 fn bgp_summary(ctx: &Ctx, s: SwitchId) -> Value {

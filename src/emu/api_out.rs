@@ -43,6 +43,13 @@ pub enum Op {
     Port { port: usize, up: bool },
     /// `router bgp` + `[no] shutdown` on a switch.
     Bgp { switch: SwitchId, up: bool },
+    /// `router bgp` + `[no] neighbor X shutdown`: the session of `link`,
+    /// shut at end `side` (as FRR's `neighbor X shutdown` on a linux box).
+    Peer {
+        link: usize,
+        side: usize,
+        shut: bool,
+    },
 }
 
 /// An EOS configuration session.
@@ -277,6 +284,15 @@ impl Ctx<'_> {
     pub fn apply(&mut self, op: Op) {
         match op {
             Op::Port { port, up } => self.fabric.admin_up[port / 2][port % 2] = up,
+            Op::Peer { link, side, shut } => {
+                self.fabric.peer_shut[link][side] = shut;
+                if shut {
+                    self.fabric.session_down[link] = true;
+                } else if !self.fabric.peer_shut[link][1 - side] {
+                    self.later
+                        .push((self.t + super::batch::SESSION_UP_S, Change::SessionUp(link)));
+                }
+            }
             Op::Bgp { switch, up } => {
                 self.world.api.bgp_shut[switch] = !up;
                 if up {
@@ -304,6 +320,11 @@ impl Ctx<'_> {
                 switch,
                 up: !self.world.api.bgp_shut[switch],
             },
+            Op::Peer { link, side, .. } => Op::Peer {
+                link,
+                side,
+                shut: self.fabric.peer_shut[link][side],
+            },
         }
     }
 
@@ -329,6 +350,7 @@ impl Ctx<'_> {
             return false;
         };
         self.fabric.link_up[link]
+            && !self.fabric.session_down[link]
             && [*a, *b].iter().all(|&s| {
                 self.fabric.routing[s] && !self.world.rebooting[s] && !self.world.api.bgp_shut[s]
             })

@@ -27,7 +27,7 @@ use crate::config::inventory::SwitchDriver;
 use crate::counters::host::LldpNeighbor;
 use crate::counters::{ParseError, PortReadings, Reading};
 use crate::switch::config::{answered, excerpt, Fact, PortSettings, SwitchConfig};
-use crate::switch::fault::{refusal, Action, Change, Driver, Init, Next, State};
+use crate::switch::fault::{refusal, runs_over, Action, Change, Driver, Init, Next, State};
 use crate::switch::{Answer, Api, Form, Needs, Platform, Query};
 
 /// An Arista switch reached over eAPI.
@@ -139,7 +139,26 @@ fn change_cmds(action: &Action, prior: &State, up: bool) -> Vec<String> {
             format!("router bgp {}", prior.asn.as_deref().unwrap_or("0")),
             format!("{no}shutdown"),
         ],
-        _ => Vec::new(),
+        // Each session over the port, in its VRF (`default` is the
+        // instance itself).
+        Action::BgpPeerDown { .. } => prior
+            .bgp
+            .iter()
+            .flatten()
+            .flat_map(|(key, _)| {
+                let (vrf, peer) = key.split_once(' ').unwrap_or(("default", key));
+                let mut v = vec![format!(
+                    "router bgp {}",
+                    prior.asn.as_deref().unwrap_or("0")
+                )];
+                if vrf != "default" {
+                    v.push(format!("vrf {vrf}"));
+                }
+                v.push(format!("{no}neighbor {peer} shutdown"));
+                v
+            })
+            .collect(),
+        Action::Reload { .. } => Vec::new(),
     }
 }
 
@@ -153,6 +172,50 @@ fn elements(text: &str, n: usize) -> Result<Vec<String>, String> {
             excerpt(&other.to_string())
         )),
     }
+}
+
+/// The IPv4 addresses of `port` in `show ip interface PORT`:
+/// `interfaces.<port>.interfaceAddress` (an object; a list of them on older
+/// releases) with `primaryIp` and `secondaryIpsOrderedList`, each
+/// `{address, maskLen}`.
+fn ip_addresses(text: &str, port: &str) -> Result<Vec<(std::net::IpAddr, u8)>, String> {
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| format!("`show ip interface {port}` is not JSON ({e})"))?;
+    let Some(ifs) = v.get("interfaces").and_then(Value::as_object) else {
+        return Err(format!(
+            "`show ip interface {port}` has no interfaces: {}",
+            excerpt(text)
+        ));
+    };
+    let want = normalise_port(port);
+    let mut out = Vec::new();
+    for (name, i) in ifs {
+        if normalise_port(name) != want {
+            continue;
+        }
+        let blocks: Vec<&Value> = match i.get("interfaceAddress") {
+            Some(Value::Array(a)) => a.iter().collect(),
+            Some(o @ Value::Object(_)) => vec![o],
+            _ => Vec::new(),
+        };
+        for b in blocks {
+            let mut ips: Vec<&Value> = b.get("primaryIp").into_iter().collect();
+            if let Some(Value::Array(more)) = b.get("secondaryIpsOrderedList") {
+                ips.extend(more);
+            }
+            for ip in ips {
+                let addr = ip.get("address").and_then(Value::as_str);
+                let len = ip.get("maskLen").and_then(Value::as_u64);
+                if let (Some(Ok(a)), Some(l)) = (addr.map(str::parse), len) {
+                    // 0.0.0.0/0: no address configured.
+                    if l > 0 && l <= 128 {
+                        out.push((a, l as u8));
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The local AS of the default VRF in `show bgp summary vrf all`.
@@ -174,18 +237,31 @@ impl Driver for Eos {
         Vec::new()
     }
 
-    fn read_prior(&self, _action: &Action) -> Query {
-        json(&PRIOR)
+    fn read_prior(&self, action: &Action) -> Query {
+        let mut cmds: Vec<String> = PRIOR.iter().map(|c| c.to_string()).collect();
+        // A withdrawn session is found by the port's subnet.
+        if let Action::BgpPeerDown { port } = action {
+            cmds.push(format!("show ip interface {port}"));
+        }
+        Query::Api(crate::switch::ApiQuery {
+            api: Api::Eapi,
+            form: Form::Json,
+            cmds,
+        })
     }
 
     fn parse_prior(&self, action: &Action, answer: &Answer) -> Result<State, String> {
-        let parts = elements(&answer.text, PRIOR.len())?;
+        let over = match action {
+            Action::BgpPeerDown { port } => Some(port),
+            _ => None,
+        };
+        let parts = elements(&answer.text, PRIOR.len() + usize::from(over.is_some()))?;
         let status = parse_interfaces_status(&parts[0]).map_err(|e| e.to_string())?;
         let mut st = State {
             init: Init::default(),
             ..Default::default()
         };
-        for p in action.ports() {
+        for p in action.ports().iter().chain(over) {
             let want = normalise_port(p);
             let s = status
                 .iter()
@@ -206,17 +282,37 @@ impl Driver for Eos {
         });
         let sessions = super::parse_config_sessions(&parts[2]).map_err(|e| e.to_string())?;
         st.pending = sessions.pending.into_iter().map(|p| p.session).collect();
+        if let Some((port, peers)) = over.zip(st.bgp.clone()) {
+            let addrs = ip_addresses(&parts[3], port)?;
+            // Only the sessions over the port: what is shut, undone and
+            // waited for.
+            let over: Vec<(String, bool)> = peers
+                .into_iter()
+                .filter(|(key, _)| {
+                    let peer = key.split_once(' ').map_or(key.as_str(), |(_, p)| p);
+                    runs_over(peer, port, &addrs)
+                })
+                .collect();
+            if over.is_empty() {
+                return Err(format!(
+                    "no BGP session runs over {port} (its addresses: {}): route_change needs a neighbour on the port's subnet",
+                    if addrs.is_empty() {
+                        "none".to_string()
+                    } else {
+                        addrs.iter().map(|(a, l)| format!("{a}/{l}")).collect::<Vec<_>>().join(", ")
+                    }
+                ));
+            }
+            st.bgp = Some(over);
+        }
         Ok(st)
     }
 
     fn supports(&self, action: &Action) -> Result<(), String> {
         match action {
-            Action::PortsDown(_) | Action::RoutingStop => Ok(()),
+            Action::PortsDown(_) | Action::RoutingStop | Action::BgpPeerDown { .. } => Ok(()),
             Action::Reload { .. } => Err("a reload over eAPI has no dead-man to guard it and nothing for rocegate to undo: use mode ports_down or routing_restart on eos"
                 .into()),
-            Action::BgpPeerDown { .. } => Err(
-                "route_change is not built on eos yet: use a link flap, a leaf reset (ports_down, routing_restart) or a spine loss".into(),
-            ),
         }
     }
 
@@ -258,7 +354,16 @@ impl Driver for Eos {
                 ));
             }
         }
-        if matches!(action, Action::RoutingStop) && prior.asn.is_none() {
+        if let Action::BgpPeerDown { port } = action {
+            if let Some(p) = prior.ports.iter().find(|p| !p.oper_up) {
+                return Err(format!(
+                    "{} has no carrier: a route change on {port} starts from a link that is up",
+                    p.name
+                ));
+            }
+        }
+        if matches!(action, Action::RoutingStop | Action::BgpPeerDown { .. }) && prior.asn.is_none()
+        {
             return Err("no BGP instance answers `show bgp summary vrf all`: routing is already stopped, or this switch runs none".into());
         }
         Ok(())
@@ -722,5 +827,66 @@ mod tests {
             text: "`show privilege` needs more privilege".into(),
         };
         assert!(Eos.read_probe(&[version, refused]).is_err());
+    }
+
+    /// A route change finds the sessions over the port by its subnet, in
+    /// whichever VRF, and shuts each in one session with its timer.
+    #[test]
+    fn a_route_change_shuts_the_sessions_on_the_ports_subnet() {
+        let action = Action::BgpPeerDown {
+            port: "Ethernet49/1".into(),
+        };
+        let bgp = serde_json::json!({"vrfs": {
+            "default": {"asn": "65101", "peers": {
+                "10.0.0.1": {"peerState": "Established"},
+                "10.0.0.3": {"peerState": "Established"}}},
+            "red": {"asn": "65101", "peers": {"10.9.0.1": {"peerState": "Established"}}}}});
+        let ip = serde_json::json!({"interfaces": {"Ethernet49/1": {"interfaceAddress": {
+            "primaryIp": {"address": "10.0.0.0", "maskLen": 31},
+            "secondaryIpsOrderedList": [{"address": "10.9.0.0", "maskLen": 31}]}}}});
+        let sessions = serde_json::json!({"sessions": {}});
+        let a = ok(serde_json::json!([
+            status(&[("Ethernet49/1", "connected")]),
+            bgp,
+            sessions,
+            ip
+        ]));
+        let st = Eos.parse_prior(&action, &a).unwrap();
+        assert_eq!(
+            st.bgp,
+            Some(vec![
+                ("default 10.0.0.1".to_string(), true),
+                ("red 10.9.0.1".to_string(), true)
+            ])
+        );
+        Eos.check_prior(&action, &st).unwrap();
+        let c = Eos.change(&action, &st, Some(("f", Duration::from_secs(65))));
+        assert_eq!(
+            cmds(&c.apply[0]),
+            [
+                "configure session rocegate-f",
+                "router bgp 65101",
+                "neighbor 10.0.0.1 shutdown",
+                "router bgp 65101",
+                "vrf red",
+                "neighbor 10.9.0.1 shutdown",
+                "commit timer 00:01:05"
+            ]
+        );
+        assert_eq!(
+            cmds(&Eos.read_prior(&action))[3],
+            "show ip interface Ethernet49/1"
+        );
+        // No session on the port's subnet: refused, naming its addresses.
+        let lonely = serde_json::json!({"interfaces": {"Ethernet49/1": {"interfaceAddress": {
+            "primaryIp": {"address": "10.7.0.0", "maskLen": 31}}}}});
+        let a = ok(serde_json::json!([
+            status(&[("Ethernet49/1", "connected")]),
+            serde_json::json!({"vrfs": {"default": {"asn": "65101", "peers": {}}}}),
+            serde_json::json!({"sessions": {}}),
+            lonely
+        ]));
+        let e = Eos.parse_prior(&action, &a).unwrap_err();
+        assert!(e.contains("10.7.0.0/31"), "{e}");
     }
 }
