@@ -1000,3 +1000,84 @@ fn lab_busy() -> Lab {
         FLAP,
     )
 }
+
+/// `validate --probe` asks each API switch its version and the account's
+/// privilege over the same HTTPS channel: one line per switch, exit 0 when
+/// faults could run, exit 3 naming what is missing (EOS privilege 15,
+/// NX-OS network-admin), and a refused password named by its status,
+/// never shown.
+fn the_probe_says_what_the_account_may_do(os: Os, net: u8) {
+    let probe = |lab: &Lab| {
+        let o = lab
+            .rocegate()
+            .args(["validate", "--probe", "-i"])
+            .arg(&lab.inv)
+            .arg("-s")
+            .arg(&lab.suite)
+            .output()
+            .expect("runs");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        (o.status.code(), text)
+    };
+    let lab_ok = lab(os, net, json!({}), FLAP);
+    let (code, text) = probe(&lab_ok);
+    assert_eq!(code, Some(0), "{text}");
+    let want = match os {
+        Os::Eos => "probe leaf1: eos EOS 4.31.1F, account privilege 15: reads and faults allowed",
+        Os::Nxos => {
+            "probe leaf1: nxos NX-OS 10.2(4), roles network-admin: reads and faults allowed"
+        }
+    };
+    assert!(text.contains(want), "{text}");
+    let weak = match os {
+        Os::Eos => json!({"privilege": 1}),
+        Os::Nxos => json!({"roles": "network-operator"}),
+    };
+    let lab_weak = lab(os, net + 1, weak, FLAP);
+    let (code, text) = probe(&lab_weak);
+    assert_eq!(code, Some(3), "{text}");
+    let need = match os {
+        Os::Eos => "faults need configuration sessions, which need privilege 15",
+        Os::Nxos => "faults need network-admin",
+    };
+    assert!(
+        text.contains("probe leaf1: ") && text.contains("FAILED") && text.contains(need),
+        "{text}"
+    );
+    let mut lab_bad = lab(os, net + 2, json!({}), FLAP);
+    lab_bad.given = "wr0ng-pa55word-for-the-probe".into();
+    let (code, text) = probe(&lab_bad);
+    assert_eq!(code, Some(3), "{text}");
+    assert!(text.contains("FAILED") && text.contains("401"), "{text}");
+    assert!(
+        !text.contains("wr0ng-pa55word") && !text.contains(SECRET),
+        "{text}"
+    );
+    // Only reads were sent.
+    for l in [&lab_ok, &lab_weak] {
+        for r in l.sw.requests() {
+            assert!(
+                cmds(&r)
+                    .iter()
+                    .all(|c| c == "enable" || c.starts_with("show ")),
+                "{r}"
+            );
+        }
+    }
+}
+
+#[test]
+fn eos_the_probe_says_what_the_account_may_do() {
+    needs_tools!();
+    the_probe_says_what_the_account_may_do(Os::Eos, 81);
+}
+
+#[test]
+fn nxos_the_probe_says_what_the_account_may_do() {
+    needs_tools!();
+    the_probe_says_what_the_account_may_do(Os::Nxos, 84);
+}

@@ -159,6 +159,14 @@ class Eos(device.Device):
             return self.bgp_summary()
         if c == "show configuration sessions detail":
             return self.sessions_detail()
+        # `validate --probe`: what the switch is and what the account may do
+        # (pyeapi's show-version shape; `show privilege` as EOS prints it).
+        if c == "show version":
+            return {"modelName": "DCS-7280CR3-32P4", "version": "4.31.1F",
+                    "systemMacAddress": "00:1c:73:00:00:01", "serialNumber": "SSJ0000000",
+                    "uptime": 1300027.2, "memTotal": 65832112, "memFree": 41595080}
+        if c == "show privilege":
+            return {"privilegeLevel": self.config.get("privilege", 15)}
         m = re.fullmatch(r"configure session (\S+) abort", c)
         if m:
             self.needs_enable(ctx, c)

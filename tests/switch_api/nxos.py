@@ -152,8 +152,16 @@ class Nxos(device.Device):
                 return self.interface_status()
             if c == "show bgp all summary vrf all":
                 return self.bgp_summary()
+            if c == "show version":
+                return {"chassis_id": "Nexus9000 C9336C-FX2 Chassis", "nxos_ver_str": "10.2(4)",
+                        "kickstart_ver_str": "10.2(4)", "host_name": "leaf1"}
             raise Refused("% Invalid command at '^' marker.\n")
         if kind == "cli_show_ascii":
+            m = re.fullmatch(r"show user-account (\S+)", c)
+            if m:
+                # As NX-OS prints it: the roles on one line.
+                return "user:%s\n        this user account has no expiry date\n        roles:%s \n" % (
+                    m.group(1), self.config.get("roles", "network-admin"))
             return self.bash(c, rec)
         return self.conf(c, ctx)
 
