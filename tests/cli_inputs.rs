@@ -1502,6 +1502,24 @@ fn parse_perftest_impossible_value_is_bad_input() {
     );
 }
 
+/// An ACI switch is reached through its APIC: its node id is required,
+/// named where it is missing.
+#[test]
+fn an_aci_switch_names_its_node_at_the_apic() {
+    let inv = edit(
+        INVENTORY,
+        "  - name: leaf1\n",
+        "  - name: spine1\n    role: spine\n    driver: aci\n    address: apic1.example\n    credentials: {env: APIC_PASSWORD}\n    api: {user: rocegate, pod: 1}\n  - name: leaf1\n",
+    );
+    let i = inputs(&inv, SUITE);
+    let lines = i.validate().bad_input();
+    assert!(
+        find(&lines, "switches[1].api.node")
+            .contains("give its node id (api: {node: 101, pod: 1})"),
+        "{lines:#?}"
+    );
+}
+
 #[test]
 fn a_switch_api_belongs_to_an_https_platform_and_needs_a_password_reference() {
     // On a linux leaf, without credentials, with a user that is no name.

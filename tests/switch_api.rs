@@ -14,7 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use rocegate::config::inventory::Credentials;
-use rocegate::exec::https::{ApiClient, ApiErrorKind, ApiTarget};
+use rocegate::exec::https::{ApiAuth, ApiClient, ApiErrorKind, ApiTarget};
 use serde_json::{json, Value};
 
 const SECRET: &str = "s3cret-not-for-logs";
@@ -147,6 +147,7 @@ impl StandIn {
             retries: 2,
             backoff: Duration::from_millis(50),
             max_in_flight: 4,
+            auth: ApiAuth::Basic,
         }
     }
 
@@ -345,4 +346,118 @@ fn a_missing_secret_is_named_by_its_reference() {
         .expect("a file's first line is the secret");
     assert_eq!(s.requests()[0]["password"], SECRET);
     assert!(s.requests().len() == 1, "nothing sent without a secret");
+}
+
+/// An APIC's `aaaLogin` answer (the attributes' names as the APIC gives
+/// them, numbers as strings: research/aci.md §1.1).
+fn apic_login(token: &str, refresh_s: &str) -> Value {
+    ok(
+        &json!({"totalCount": "1", "imdata": [{"aaaLogin": {"attributes": {
+        "token": token, "refreshTimeoutSeconds": refresh_s,
+        "maximumLifetimeSeconds": "86400", "creationTime": "1700000000"}}}]})
+        .to_string(),
+    )
+}
+
+/// The APIC channel: one `aaaLogin` (the password in its body, nowhere
+/// else), then the token as the `APIC-cookie` cookie on GET and DELETE; a
+/// 403 (a session the APIC expired early) logs in again once and repeats
+/// the call; a token past two thirds of its refresh timeout is refreshed
+/// with `aaaRefresh` first.
+#[test]
+fn an_apic_session_logs_in_once_refreshes_and_logs_in_again_after_a_403() {
+    needs_tools!();
+    std::env::set_var("ROCEGATE_TEST_API_APIC", SECRET);
+    let empty = ok(r#"{"totalCount":"0","imdata":[]}"#);
+    let expired = json!({"status": 403, "body": r#"{"totalCount":"1","imdata":[{"error":{"attributes":{"code":"403","text":"Token was invalid (Error: Token timeout)"}}}]}"#});
+    let s = StandIn::start(json!([
+        apic_login("tok-1", "600"),
+        empty.clone(),
+        empty.clone(),
+        expired,
+        apic_login("tok-2", "2"),
+        empty.clone(),
+        apic_login("tok-3", "600"),
+        empty,
+    ]));
+    let mut t = s.target("ROCEGATE_TEST_API_APIC");
+    t.auth = ApiAuth::ApicLogin;
+    let c = ApiClient::new(t).expect("client");
+    let get = |path: &str| {
+        c.call("GET", path, "application/json", "", "read")
+            .expect("answered")
+    };
+    get("/api/class/qosClass.json");
+    c.call(
+        "DELETE",
+        "/api/mo/uni/fabric/outofsvc/rsoosPath-[topology/pod-1/paths-101/pathep-[eth1/1]].json",
+        "application/json",
+        "",
+        "undo",
+    )
+    .expect("answered");
+    // Expired under us: a new login, the same call again, with the new token.
+    get("/api/class/qosCong.json");
+    // Two thirds of tok-2's refresh timeout (2 s) gone: refreshed first.
+    std::thread::sleep(Duration::from_millis(1500));
+    get("/api/class/qosPfcPol.json");
+    let seen = s.requests();
+    let line = |r: &Value| {
+        format!(
+            "{} {} {}",
+            r["method"].as_str().unwrap_or_default(),
+            r["path"].as_str().unwrap_or_default(),
+            r["cookie"].as_str().unwrap_or("-")
+        )
+    };
+    let lines: Vec<String> = seen.iter().map(line).collect();
+    assert_eq!(
+        lines,
+        [
+            "POST /api/aaaLogin.json -",
+            "GET /api/class/qosClass.json APIC-cookie=tok-1",
+            "DELETE /api/mo/uni/fabric/outofsvc/rsoosPath-[topology/pod-1/paths-101/pathep-[eth1/1]].json APIC-cookie=tok-1",
+            "GET /api/class/qosCong.json APIC-cookie=tok-1",
+            "POST /api/aaaLogin.json -",
+            "GET /api/class/qosCong.json APIC-cookie=tok-2",
+            "GET /api/aaaRefresh.json APIC-cookie=tok-2",
+            "GET /api/class/qosPfcPol.json APIC-cookie=tok-3",
+        ]
+    );
+    let login: Value = serde_json::from_str(seen[0]["body"].as_str().unwrap()).unwrap();
+    assert_eq!(login["aaaUser"]["attributes"]["name"], "admin");
+    assert_eq!(login["aaaUser"]["attributes"]["pwd"], SECRET);
+    // No Basic credentials on any call: the password goes only in the login.
+    assert!(seen.iter().all(|r| r["password"].is_null()), "{seen:?}");
+}
+
+/// A refused login names the APIC and the status; the password is in no
+/// message.
+#[test]
+fn a_refused_apic_login_is_named_without_the_password() {
+    needs_tools!();
+    std::env::set_var("ROCEGATE_TEST_API_APIC2", SECRET);
+    let s = StandIn::start(
+        json!([{"status": 401, "body": r#"{"totalCount":"1","imdata":[{"error":{"attributes":{"code":"401","text":"Username or password is incorrect - FAILED local authentication"}}}]}"#}]),
+    );
+    let mut t = s.target("ROCEGATE_TEST_API_APIC2");
+    t.auth = ApiAuth::ApicLogin;
+    let c = ApiClient::new(t).expect("client");
+    let e = c
+        .call(
+            "GET",
+            "/api/class/qosClass.json",
+            "application/json",
+            "",
+            "qosClass",
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("leaf7: GET /api/class/qosClass.json (qosClass): HTTP 401"),
+        "{e}"
+    );
+    assert!(e.contains("aaaLogin refused"), "{e}");
+    assert!(!e.contains(SECRET), "{e}");
+    assert_eq!(s.requests().len(), 1, "a refused login is not retried");
 }

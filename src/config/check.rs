@@ -471,13 +471,19 @@ fn check_inventory(raw: InventoryFile, text: &str, sink: &mut Sink) -> Inventory
             }
         }
         if let Some(api) = &group.api {
-            if !matches!(group.driver, SwitchDriver::Eos | SwitchDriver::Nxos) {
+            if !group.driver.over_https() {
                 sink.error(
                     format!("{base}.api"),
                     format!(
-                        "a {} switch is reached by command lines over ssh, not an HTTPS API: remove api (it is for eos and nxos)",
+                        "a {} switch is reached by command lines over ssh, not an HTTPS API: remove api (it is for eos, nxos and aci)",
                         group.driver.name()
                     ),
+                );
+            }
+            if group.driver == SwitchDriver::Aci && api.node.is_none() {
+                sink.error(
+                    format!("{base}.api.node"),
+                    "an aci switch is reached through its APIC (address): give its node id (api: {node: 101, pod: 1})".to_string(),
                 );
             }
             if api.user.is_empty() || !crate::config::names::is_safe_name(&api.user) {
@@ -513,7 +519,12 @@ fn check_inventory(raw: InventoryFile, text: &str, sink: &mut Sink) -> Inventory
                 driver: group.driver,
                 address: addresses.get(i).cloned().unwrap_or_else(|| name.clone()),
                 credentials: group.credentials.clone(),
-                api: group.api.clone(),
+                // ACI: the group's first switch has `node`, the next ones
+                // the ids after it, in the order the names expand.
+                api: group.api.clone().map(|mut a| {
+                    a.node = a.node.map(|n| n + i as u32);
+                    a
+                }),
                 rail: group.rail,
                 links: Vec::new(),
             });

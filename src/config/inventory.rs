@@ -335,6 +335,13 @@ pub struct ApiSpec {
     /// Calls in flight per switch; 4 when absent (NX-API serves four).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_in_flight: Option<usize>,
+    /// ACI: the switch's pod (1 when absent) and node id at the APIC
+    /// (`address` is the APIC's). In a group, the first switch has `node`
+    /// and the next ones the ids after it, in the order the names expand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -354,6 +361,8 @@ pub enum SwitchDriver {
     Sonic,
     Cumulus,
     Linux,
+    /// A Cisco ACI leaf or spine, reached through its APIC's REST API.
+    Aci,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]

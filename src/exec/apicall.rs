@@ -24,15 +24,26 @@ use super::types::{ExecFailure, Invocation, InvocationOutput, StepCommands};
 /// The first word of an API invocation's argv.
 pub const ARGV0: &str = "rocegate-api";
 
-/// One HTTPS request: `POST path` with `body`.
+/// One HTTPS request: `METHOD path` with `body`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Call {
+    /// `POST` (eAPI, NX-API, an APIC write), `GET` or `DELETE` (APIC).
+    #[serde(default = "post", skip_serializing_if = "is_post")]
+    pub method: String,
     pub path: String,
     pub content_type: String,
     pub body: String,
     /// The commands it carries, for messages (`show version, show lldp
     /// neighbors detail`).
     pub what: String,
+}
+
+fn post() -> String {
+    "POST".into()
+}
+
+fn is_post(m: &String) -> bool {
+    m == "POST"
 }
 
 /// What one call came back as.
@@ -74,7 +85,7 @@ pub fn print(results: &[CallResult]) -> String {
 fn run_calls(client: &ApiClient, calls: &[Call]) -> (Vec<CallResult>, Option<ExecFailure>) {
     let mut out = Vec::new();
     for c in calls {
-        match client.post(&c.path, &c.content_type, &c.body, &c.what) {
+        match client.call(&c.method, &c.path, &c.content_type, &c.body, &c.what) {
             Ok(r) => out.push(CallResult {
                 status: r.status,
                 body: r.body,

@@ -49,6 +49,27 @@ pub struct ApiTarget {
     /// First backoff; doubled at each retry.
     pub backoff: Duration,
     pub max_in_flight: usize,
+    pub auth: ApiAuth,
+}
+
+/// How a call proves who it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiAuth {
+    /// HTTP Basic on every call (eAPI, NX-API).
+    Basic,
+    /// The APIC's session: `POST /api/aaaLogin.json` once, then the token
+    /// as the `APIC-cookie` cookie, refreshed (`/api/aaaRefresh.json`)
+    /// before its `refreshTimeoutSeconds` run out and logged in again past
+    /// `maximumLifetimeSeconds` or after a 403 (an expired session).
+    ApicLogin,
+}
+
+/// An APIC session token and when to refresh or replace it.
+#[derive(Debug, Clone)]
+struct Token {
+    value: String,
+    refresh_at: std::time::Instant,
+    expires_at: std::time::Instant,
 }
 
 /// Why a call did not get an answer to read.
@@ -138,6 +159,7 @@ pub struct ApiClient {
     target: Arc<ApiTarget>,
     agent: ureq::Agent,
     gate: Arc<Gate>,
+    token: Arc<Mutex<Option<Token>>>,
 }
 
 impl std::fmt::Debug for ApiClient {
@@ -200,6 +222,7 @@ impl ApiClient {
             gate: Arc::new(Gate::new(target.max_in_flight)),
             target: Arc::new(target),
             agent,
+            token: Arc::new(Mutex::new(None)),
         })
     }
 
@@ -217,29 +240,153 @@ impl ApiClient {
         body: &str,
         what: &str,
     ) -> Result<Reply, ApiError> {
-        let call = format!("POST {path} ({what})");
+        self.call("POST", path, content_type, body, what)
+    }
+
+    /// [`ApiClient::post`] with any method (`GET`, `DELETE` for the APIC).
+    pub fn call(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: &str,
+        body: &str,
+        what: &str,
+    ) -> Result<Reply, ApiError> {
+        let call = format!("{method} {path} ({what})");
         let err = |kind| ApiError {
             switch: self.target.switch.clone(),
             call: call.clone(),
             kind,
         };
-        let secret = read_secret(&self.target.secret).map_err(|e| err(ApiErrorKind::Secret(e)))?;
-        let auth = format!(
-            "Basic {}",
-            crate::encode::base64(format!("{}:{secret}", self.target.user).as_bytes())
-        );
-        let url = format!("{}{path}", self.target.base);
         let _held = self.gate.enter();
+        let mut relogged = false;
+        loop {
+            let auth = self.credential().map_err(err)?;
+            match self.send(method, path, content_type, body, Some(&auth)) {
+                // An APIC session that expired early: log in again, once.
+                Err(ApiErrorKind::Status { code: 403, .. })
+                    if self.target.auth == ApiAuth::ApicLogin && !relogged =>
+                {
+                    *self.token.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                    relogged = true;
+                }
+                other => return other.map_err(err),
+            }
+        }
+    }
+
+    /// The header that proves who the call is from.
+    fn credential(&self) -> Result<(&'static str, String), ApiErrorKind> {
+        let secret = read_secret(&self.target.secret).map_err(ApiErrorKind::Secret)?;
+        match self.target.auth {
+            ApiAuth::Basic => Ok((
+                "Authorization",
+                format!(
+                    "Basic {}",
+                    crate::encode::base64(format!("{}:{secret}", self.target.user).as_bytes())
+                ),
+            )),
+            ApiAuth::ApicLogin => {
+                let mut t = self.token.lock().unwrap_or_else(|p| p.into_inner());
+                let now = std::time::Instant::now();
+                let fresh = match t.as_ref() {
+                    Some(tok) if now < tok.refresh_at => None,
+                    Some(tok) if now < tok.expires_at => {
+                        // Refresh; a refused refresh falls back to a login.
+                        let cookie = ("Cookie", format!("APIC-cookie={}", tok.value));
+                        let refreshed = self
+                            .send(
+                                "GET",
+                                "/api/aaaRefresh.json",
+                                "application/json",
+                                "",
+                                Some(&cookie),
+                            )
+                            .ok()
+                            .and_then(|r| token_of(&r.body, now).ok());
+                        match refreshed {
+                            Some(r) => Some(r),
+                            None => Some(self.login(&secret, now)?),
+                        }
+                    }
+                    _ => Some(self.login(&secret, now)?),
+                };
+                if let Some(f) = fresh {
+                    *t = Some(f);
+                }
+                let value = t.as_ref().map(|k| k.value.clone()).unwrap_or_default();
+                Ok(("Cookie", format!("APIC-cookie={value}")))
+            }
+        }
+    }
+
+    fn login(&self, secret: &str, now: std::time::Instant) -> Result<Token, ApiErrorKind> {
+        let body = serde_json::json!({"aaaUser": {"attributes": {
+            "name": self.target.user, "pwd": secret}}})
+        .to_string();
+        // The login carries the password in its body, so it is never
+        // retried on its own and never quoted.
+        let r = self
+            .send(
+                "POST",
+                "/api/aaaLogin.json",
+                "application/json",
+                &body,
+                None,
+            )
+            .map_err(|k| match k {
+                ApiErrorKind::Status { code, reason, .. } => ApiErrorKind::Status {
+                    code,
+                    reason: format!(
+                        "{reason}: aaaLogin refused: check api.user and the password it references"
+                    ),
+                    excerpt: String::new(),
+                },
+                other => other,
+            })?;
+        token_of(&r.body, now).map_err(ApiErrorKind::Body)
+    }
+
+    /// One request, retried on 5xx and reset connections.
+    fn send(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: &str,
+        body: &str,
+        auth: Option<&(&'static str, String)>,
+    ) -> Result<Reply, ApiErrorKind> {
+        let url = format!("{}{path}", self.target.base);
         let mut wait = self.target.backoff;
         let mut attempt = 0;
         loop {
-            let kind = match self
-                .agent
-                .post(&url)
-                .header("Content-Type", content_type)
-                .header("Authorization", &auth)
-                .send(body)
-            {
+            let sent = match (method, auth) {
+                ("GET", Some((n, v))) => self
+                    .agent
+                    .get(&url)
+                    .header("Content-Type", content_type)
+                    .header(*n, v)
+                    .call(),
+                ("DELETE", Some((n, v))) => self
+                    .agent
+                    .delete(&url)
+                    .header("Content-Type", content_type)
+                    .header(*n, v)
+                    .call(),
+                (_, Some((n, v))) => self
+                    .agent
+                    .post(&url)
+                    .header("Content-Type", content_type)
+                    .header(*n, v)
+                    .send(body),
+                // A login: the credentials are in the body.
+                (_, None) => self
+                    .agent
+                    .post(&url)
+                    .header("Content-Type", content_type)
+                    .send(body),
+            };
+            let kind = match sent {
                 Ok(mut resp) => {
                     let status = resp.status();
                     let text = resp
@@ -278,9 +425,41 @@ impl ApiClient {
                 wait = wait.saturating_mul(2);
                 continue;
             }
-            return Err(err(kind));
+            return Err(kind);
         }
     }
+}
+
+/// The token of an `aaaLogin` (or `aaaRefresh`) answer, refreshed a
+/// margin before its `refreshTimeoutSeconds` and replaced before its
+/// `maximumLifetimeSeconds` (both strings, as the APIC writes numbers).
+fn token_of(body: &str, now: std::time::Instant) -> Result<Token, String> {
+    let v: serde_json::Value = serde_json::from_str(body)
+        .map_err(|e| format!("the APIC's aaaLogin answer is not JSON ({e})"))?;
+    let a = v
+        .pointer("/imdata/0/aaaLogin/attributes")
+        .ok_or_else(|| format!("the APIC's answer has no aaaLogin: {}", excerpt(body)))?;
+    let value = a
+        .get("token")
+        .and_then(|t| t.as_str())
+        .filter(|t| !t.is_empty())
+        .ok_or("the APIC's aaaLogin has no token")?
+        .to_string();
+    let secs = |k: &str, default: u64| -> u64 {
+        match a.get(k) {
+            Some(serde_json::Value::String(s)) => s.trim().parse().unwrap_or(default),
+            Some(serde_json::Value::Number(n)) => n.as_u64().unwrap_or(default),
+            _ => default,
+        }
+    };
+    let refresh = secs("refreshTimeoutSeconds", 300);
+    let life = secs("maximumLifetimeSeconds", 86_400);
+    // Refresh at two thirds of the timeout; replace a minute before the end.
+    Ok(Token {
+        value,
+        refresh_at: now + Duration::from_secs(refresh * 2 / 3),
+        expires_at: now + Duration::from_secs(life.saturating_sub(60).max(1)),
+    })
 }
 
 /// What went wrong below HTTP, in a person's words.
@@ -385,6 +564,11 @@ impl ApiTarget {
             retries: 2,
             backoff: Duration::from_millis(500),
             max_in_flight: api.max_in_flight.unwrap_or(4),
+            auth: if sw.driver == crate::config::inventory::SwitchDriver::Aci {
+                ApiAuth::ApicLogin
+            } else {
+                ApiAuth::Basic
+            },
         })
     }
 }
@@ -417,8 +601,11 @@ mod tests {
             insecure: false,
             timeout: None,
             max_in_flight: None,
+            pod: None,
+            node: None,
         };
         let t = ApiTarget::of(&switch("10.0.0.1", Some(spec.clone()))).expect("a target");
+        assert_eq!(t.auth, ApiAuth::Basic);
         assert_eq!(t.base, "https://10.0.0.1:443");
         assert_eq!(t.user, "rocegate");
         assert_eq!(t.request_timeout, Duration::from_secs(30));

@@ -93,12 +93,14 @@ pub fn calls(queries: &[&ApiQuery]) -> Vec<Call> {
             let what = all_cmds(g).join(", ");
             match g.api {
                 Api::Eapi => Call {
+                    method: "POST".into(),
                     path: "/command-api".into(),
                     content_type: "application/json".into(),
                     body: eos::request(&call_id(k), &eapi_commands(g), eapi_format(g.form)),
                     what,
                 },
                 Api::Nxapi => Call {
+                    method: "POST".into(),
                     path: "/ins".into(),
                     content_type: "application/json".into(),
                     // A command NX-API would split (`;`, a line break) is

@@ -261,7 +261,17 @@ impl SwitchDriver {
             SwitchDriver::Sonic => "sonic",
             SwitchDriver::Cumulus => "cumulus",
             SwitchDriver::Linux => "linux",
+            SwitchDriver::Aci => "aci",
         }
+    }
+
+    /// Reached through an HTTPS API (and so given `api:` in an inventory)
+    /// rather than by command lines over ssh.
+    pub fn over_https(self) -> bool {
+        matches!(
+            self,
+            SwitchDriver::Eos | SwitchDriver::Nxos | SwitchDriver::Aci
+        )
     }
 
     /// The platform an LLDP system description names, if any: a guess for

@@ -7,8 +7,9 @@ usage: standin.py CERT KEY SCRIPT_JSON LOG_JSONL
 SCRIPT_JSON is a list of answers, used in order (the last one repeats):
   {"status": 200, "body": "...", "delay": 0.0, "reset": false}
 "reset": true closes the connection with a TCP reset instead of answering.
-Each request is logged as one JSON line: path, content type, the Basic
-user and password sent, the body, and how many requests were in flight.
+Each request is logged as one JSON line: method, path, content type, the
+Basic user and password sent, the cookie, the body, and how many requests
+were in flight. GET and DELETE (the APIC's REST verbs) are taken too.
 The port it listens on (127.0.0.1) is printed on the first line.
 """
 import base64
@@ -33,6 +34,12 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
+    def do_GET(self):
+        self.do_POST()
+
+    def do_DELETE(self):
+        self.do_POST()
+
     def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length).decode("utf-8", "replace")
@@ -47,8 +54,10 @@ class Handler(BaseHTTPRequestHandler):
             flying = state["in_flight"]
             answer = script[min(i, len(script) - 1)]
             with open(log_path, "a") as f:
-                f.write(json.dumps({"path": self.path, "content_type": self.headers.get("Content-Type"),
-                                    "user": user, "password": password, "body": body,
+                f.write(json.dumps({"method": self.command, "path": self.path,
+                                    "content_type": self.headers.get("Content-Type"),
+                                    "user": user, "password": password,
+                                    "cookie": self.headers.get("Cookie"), "body": body,
                                     "in_flight": flying}) + "\n")
         try:
             time.sleep(answer.get("delay", 0))
