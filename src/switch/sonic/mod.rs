@@ -1,11 +1,19 @@
-//! SONiC CLI outputs (`show pfc counters`, `show queue counters`, the
-//! watermark views, `pfcwd show stats`, `show interfaces counters`) read
-//! into canonical counters. Parse functions only: running the commands and
-//! the platform interface live elsewhere. The tables are `tabulate` output
-//! (see [`super::table`]); values may carry thousands separators (`1,200`)
-//! and `N/A` means the counter is not available, never zero.
+//! The `sonic` platform (SONiC over ssh: [`platform`], faults in
+//! [`fault`], the audit's reads in [`config`]) and the SONiC CLI output
+//! parsers it reads counters with (`show pfc counters`, `show queue
+//! counters`, the watermark views, `pfcwd show stats`, `show interfaces
+//! counters`), which `rocegate parse` also offers. The tables are
+//! `tabulate` output (see [`super::table`]); values may carry thousands
+//! separators (`1,200`) and `N/A` means the counter is not available,
+//! never zero.
 
 use serde::Serialize;
+
+pub mod config;
+pub mod fault;
+pub mod platform;
+
+pub use platform::Sonic;
 
 use super::table::{ruled_tables, Table};
 use crate::counters::{cell, first_line, port_entry, Canonical, ParseError, PortReadings, Reading};
