@@ -228,6 +228,7 @@ pub fn platform(driver: SwitchDriver) -> Result<&'static dyn Platform, NotBuilt>
         SwitchDriver::Linux => Ok(&linux::Linux),
         SwitchDriver::Eos => Ok(&eos::Eos),
         SwitchDriver::Nxos => Ok(&nxos::Nxos),
+        SwitchDriver::Cumulus => Ok(&cumulus::Cumulus),
         SwitchDriver::Sonic => Ok(&sonic::Sonic),
         other => Err(NotBuilt(other.name())),
     }
@@ -402,6 +403,7 @@ mod tests {
             assert_eq!(platform(d).unwrap().name(), d.name());
             assert_eq!(platform_named(d.name()).unwrap().name(), d.name());
         }
+        assert_eq!(platform_named("cumulus").unwrap().faults().platform(), "cumulus");
         assert_eq!(for_node().faults().platform(), "linux");
     }
 
