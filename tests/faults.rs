@@ -227,14 +227,28 @@ fn production_refuses_faults_without_the_flag_and_plan_shows_the_blast_radius() 
     );
 }
 
-/// A switch whose driver this build cannot change is refused at plan time.
+/// A fault a platform cannot guard (a reload of a SONiC leaf: nothing arms
+/// a timer over a reboot, nothing undoes it) is refused before anything
+/// runs, naming the switch and what to do instead.
 #[test]
-fn a_switch_without_a_built_driver_is_refused_before_anything_runs() {
+fn a_fault_the_platform_cannot_guard_is_refused_before_anything_runs() {
     let tmp = tempfile::tempdir().unwrap();
     let inv = emulated_with(tmp.path(), "driver: linux", "driver: sonic");
+    let suite = tmp.path().join("suite.yaml");
+    std::fs::write(
+        &suite,
+        std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("suites/acceptance.yaml"),
+        )
+        .unwrap()
+        .replace("mode: routing_restart", "mode: reload"),
+    )
+    .unwrap();
     let o = rocegate(tmp.path())
         .args(["run", "--only", "leaf-reset", "-i"])
         .arg(&inv)
+        .arg("-s")
+        .arg(&suite)
         .arg("--out")
         .arg(tmp.path().join("run"))
         .output()
@@ -242,9 +256,10 @@ fn a_switch_without_a_built_driver_is_refused_before_anything_runs() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("switch r0-leaf1: the sonic switch driver is designed"),
+        err.contains("switch r0-leaf") && err.contains("reload is refused on sonic"),
         "{err}"
     );
+    assert!(!tmp.path().join("run").exists(), "nothing ran");
 }
 
 /// A fault an API platform cannot guard (a reload over eAPI: no commit

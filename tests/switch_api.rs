@@ -148,6 +148,7 @@ impl StandIn {
             backoff: Duration::from_millis(50),
             max_in_flight: 4,
             auth: ApiAuth::Basic,
+            place: None,
         }
     }
 

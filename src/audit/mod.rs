@@ -69,8 +69,6 @@ enum Target {
     Node(NodeId),
     /// A switch and the inventory ports on it.
     Switch(SwitchId, Vec<String>),
-    /// A switch whose platform is not built: nothing to send, one finding.
-    Unbuilt(SwitchId, String),
 }
 
 /// The nodes given and the switches they reach: their leaves and whatever
@@ -96,11 +94,7 @@ fn targets(inv: &Inventory, nodes: &[NodeId]) -> Vec<Target> {
     }
     let mut out: Vec<Target> = nodes.iter().map(|&n| Target::Node(n)).collect();
     for s in switches {
-        let sw = &inv.switches[s];
-        match switch::platform(sw.driver) {
-            Ok(_) => out.push(Target::Switch(s, inv.switch_ports(s))),
-            Err(e) => out.push(Target::Unbuilt(s, e.to_string())),
-        }
+        out.push(Target::Switch(s, inv.switch_ports(s)));
     }
     out
 }
@@ -108,7 +102,7 @@ fn targets(inv: &Inventory, nodes: &[NodeId]) -> Vec<Target> {
 fn host_of(inv: &Inventory, t: &Target) -> String {
     match t {
         Target::Node(n) => inv.nodes[*n].name.clone(),
-        Target::Switch(s, _) | Target::Unbuilt(s, _) => inv.switches[*s].name.clone(),
+        Target::Switch(s, _) => inv.switches[*s].name.clone(),
     }
 }
 
@@ -116,7 +110,6 @@ fn queries_of(inv: &Inventory, t: &Target) -> Vec<Query> {
     match t {
         Target::Node(n) => host::queries(inv, *n),
         Target::Switch(s, ports) => switches::queries(inv, *s, ports),
-        Target::Unbuilt(..) => Vec::new(),
     }
 }
 
@@ -243,19 +236,6 @@ impl Acc {
             return;
         }
         match t {
-            Target::Unbuilt(_, why) => {
-                let seen = Seen {
-                    test,
-                    component: host.clone(),
-                    host: host.clone(),
-                    evidence,
-                };
-                out.push(seen.finding(
-                    "switch.config",
-                    Outcome::NotAvailable,
-                    format!("{host}: {why}"),
-                ));
-            }
             Target::Node(n) => {
                 let facts = host::parse(inv, *n, ans);
                 for nf in &facts.nics {

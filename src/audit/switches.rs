@@ -16,15 +16,13 @@ use super::cabling::{Heard, Observation};
 use super::checks::{self, Seen};
 use super::Options;
 
-fn platform_of(inv: &Inventory, s: SwitchId) -> Option<&'static dyn Platform> {
-    switch::platform(inv.switches[s].driver).ok()
+fn platform_of(inv: &Inventory, s: SwitchId) -> &'static dyn Platform {
+    switch::platform(inv.switches[s].driver)
 }
 
 /// Configuration reads, then the LLDP table, then each port's optics.
 pub fn queries(inv: &Inventory, s: SwitchId, ports: &[String]) -> Vec<Query> {
-    let Some(p) = platform_of(inv, s) else {
-        return Vec::new();
-    };
+    let p = platform_of(inv, s);
     let mut q = p.config_queries(ports);
     q.push(p.lldp_query());
     q.extend(ports.iter().filter_map(|port| p.optics_query(port)));
@@ -55,12 +53,7 @@ pub fn resolve_neighbor(inv: &Inventory, n: &LldpNeighbor) -> Heard {
     };
     let sw = &inv.switches[s];
     let rail = sw.rail;
-    let Some(p) = platform_of(inv, s) else {
-        return Heard::Peer {
-            end: format!("{}:{}", sw.name, n.port_id),
-            rail,
-        };
-    };
+    let p = platform_of(inv, s);
     let ports = inv.switch_ports(s);
     let wanted: Vec<String> = std::iter::once(n.port_id.as_str())
         .chain(n.port_descr.as_deref())
@@ -88,9 +81,7 @@ pub fn switch_findings(
     evidence: &[String],
     opts: &Options,
 ) -> (Vec<Finding>, Vec<Observation>, Option<String>) {
-    let Some(p) = platform_of(inv, s) else {
-        return (Vec::new(), Vec::new(), None);
-    };
+    let p = platform_of(inv, s);
     let sw = &inv.switches[s];
     let name = sw.name.as_str();
     let profile = &inv.fabric.roce;

@@ -130,7 +130,7 @@ fn api_counters_are_the_models_through_the_platforms_parsers() {
     assert!(tx > 300_000_000_000, "{tx}");
     for (driver, port) in [("eos", "Ethernet2"), ("nxos", "Ethernet1/2")] {
         let inv = pod(driver, false);
-        let p = switch::platform(inv.switches[0].driver).unwrap();
+        let p = switch::platform(inv.switches[0].driver);
         let mut emu = Emulator::new(&inv, 3);
         let out = emu.run_batch(&[
             bw_pair("gpu002", "gpu001"),
@@ -154,7 +154,7 @@ fn api_counters_are_the_models_through_the_platforms_parsers() {
 #[test]
 fn eos_state_config_and_lldp_parse() {
     let inv = pod("eos", false);
-    let p = switch::platform(inv.switches[0].driver).unwrap();
+    let p = switch::platform(inv.switches[0].driver);
     let d = p.faults();
     let action = Action::PortsDown(vec!["Ethernet1".into(), "Ethernet9".into()]);
     let ports = vec!["Ethernet1".to_string(), "Ethernet9".to_string()];
@@ -214,7 +214,7 @@ fn status_of(p: &dyn Platform, o: &InvocationOutput, port: &str) -> (bool, bool)
 fn plain_ports_down_and_back_on_eos_and_nxos() {
     for (driver, port) in [("eos", "Ethernet1"), ("nxos", "Ethernet1/1")] {
         let inv = pod(driver, true);
-        let p = switch::platform(inv.switches[0].driver).unwrap();
+        let p = switch::platform(inv.switches[0].driver);
         let (apply, undo) = p.faults().plain(
             &Action::PortsDown(vec![port.to_string()]),
             &Default::default(),
@@ -251,7 +251,7 @@ fn plain_ports_down_and_back_on_eos_and_nxos() {
 #[test]
 fn eos_routing_stop_needs_the_as_and_comes_back() {
     let inv = pod("eos", true);
-    let p = switch::platform(inv.switches[0].driver).unwrap();
+    let p = switch::platform(inv.switches[0].driver);
     let d = p.faults();
     let no_as = State {
         asn: Some("0".into()),
@@ -298,7 +298,7 @@ fn eos_routing_stop_needs_the_as_and_comes_back() {
 #[test]
 fn eos_commit_timer_rolls_back_and_abort_restores() {
     let inv = pod("eos", true);
-    let p = switch::platform(inv.switches[0].driver).unwrap();
+    let p = switch::platform(inv.switches[0].driver);
     let d = p.faults();
     let ports = vec!["Ethernet1".to_string()];
     let action = Action::PortsDown(ports.clone());
@@ -367,7 +367,7 @@ fn eos_commit_timer_rolls_back_and_abort_restores() {
 #[test]
 fn nxos_deadman_timer_and_audit_reads() {
     let inv = pod("nxos", true);
-    let p = switch::platform(inv.switches[0].driver).unwrap();
+    let p = switch::platform(inv.switches[0].driver);
     let d = p.faults();
     let ports = vec!["Ethernet1/1".to_string()];
     let action = Action::PortsDown(ports.clone());

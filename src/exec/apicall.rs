@@ -84,8 +84,16 @@ pub fn print(results: &[CallResult]) -> String {
 /// the first that got no answer.
 fn run_calls(client: &ApiClient, calls: &[Call]) -> (Vec<CallResult>, Option<ExecFailure>) {
     let mut out = Vec::new();
+    // An APIC call names its switch as `{pod}` and `{node}`.
+    let place = |s: &str| match client.target().place {
+        Some((pod, node)) => s
+            .replace("{pod}", &pod.to_string())
+            .replace("{node}", &node.to_string()),
+        None => s.to_string(),
+    };
     for c in calls {
-        match client.call(&c.method, &c.path, &c.content_type, &c.body, &c.what) {
+        let (path, body) = (place(&c.path), place(&c.body));
+        match client.call(&c.method, &path, &c.content_type, &body, &c.what) {
             Ok(r) => out.push(CallResult {
                 status: r.status,
                 body: r.body,

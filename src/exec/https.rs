@@ -50,6 +50,9 @@ pub struct ApiTarget {
     pub backoff: Duration,
     pub max_in_flight: usize,
     pub auth: ApiAuth,
+    /// ACI: the switch's (pod, node) at its APIC, which a call's path and
+    /// body name as `{pod}` and `{node}`.
+    pub place: Option<(u32, u32)>,
 }
 
 /// How a call proves who it is.
@@ -564,6 +567,7 @@ impl ApiTarget {
             retries: 2,
             backoff: Duration::from_millis(500),
             max_in_flight: api.max_in_flight.unwrap_or(4),
+            place: api.node.map(|n| (api.pod.unwrap_or(1), n)),
             auth: if sw.driver == crate::config::inventory::SwitchDriver::Aci {
                 ApiAuth::ApicLogin
             } else {

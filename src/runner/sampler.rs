@@ -118,7 +118,8 @@ pub fn settle(inv: &Inventory, round: &[Step]) -> Duration {
     let mut d = Duration::ZERO;
     for n in round.iter().flat_map(|s| s.nics(inv)) {
         if let Some((s, _)) = inv.nic_leaf(n) {
-            if let Ok(p) = switch::platform(inv.switches[s].driver) {
+            {
+                let p = switch::platform(inv.switches[s].driver);
                 d = d.max(p.needs().counter_interval);
             }
         }
@@ -146,7 +147,8 @@ fn host_reads(inv: &Inventory, nics: &[NicId], uplinks: bool) -> Vec<HostReads> 
         if let Some((s, port)) = inv.nic_leaf(n) {
             // A platform not built yet is not sampled (faults on it are
             // refused at plan time; counters are simply not read).
-            if let Ok(p) = switch::platform(inv.switches[s].driver) {
+            {
+                let p = switch::platform(inv.switches[s].driver);
                 for q in p.counter_queries(port) {
                     let src = Source::Port(p, q);
                     targets.push((
@@ -173,7 +175,8 @@ fn host_reads(inv: &Inventory, nics: &[NicId], uplinks: bool) -> Vec<HostReads> 
                     let End::Port { switch: s, port } = end else {
                         continue;
                     };
-                    if let Ok(p) = switch::platform(inv.switches[*s].driver) {
+                    {
+                        let p = switch::platform(inv.switches[*s].driver);
                         for q in p.counter_queries(port) {
                             targets.push((
                                 Source::Port(p, q),

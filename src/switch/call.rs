@@ -84,8 +84,30 @@ fn call_id(k: usize) -> String {
     format!("rocegate-{}", k + 1)
 }
 
-/// The calls that ask every query, in order.
+/// One APIC request: `METHOD PATH` or `METHOD PATH BODY`.
+fn apic_call(cmd: &str) -> Call {
+    let mut w = cmd.splitn(3, ' ');
+    let method = w.next().unwrap_or("GET").to_string();
+    let path = w.next().unwrap_or_default().to_string();
+    let body = w.next().unwrap_or_default().to_string();
+    Call {
+        what: format!("{method} {path}"),
+        method,
+        path,
+        content_type: "application/json".into(),
+        body,
+    }
+}
+
+/// The calls that ask every query, in order. APIC requests are one call
+/// each (REST has no batch); the CLI APIs batch.
 pub fn calls(queries: &[&ApiQuery]) -> Vec<Call> {
+    if queries.iter().any(|q| q.api == Api::Apic) {
+        return queries
+            .iter()
+            .flat_map(|q| q.cmds.iter().map(|c| apic_call(c)))
+            .collect();
+    }
     groups(queries)
         .iter()
         .enumerate()
@@ -99,6 +121,7 @@ pub fn calls(queries: &[&ApiQuery]) -> Vec<Call> {
                     body: eos::request(&call_id(k), &eapi_commands(g), eapi_format(g.form)),
                     what,
                 },
+                Api::Apic => unreachable!("APIC requests are calls of their own"),
                 Api::Nxapi => Call {
                     method: "POST".into(),
                     path: "/ins".into(),
@@ -210,6 +233,9 @@ fn nxapi_outputs(g: &Group, r: &CallResult) -> Result<Vec<Answer>, String> {
 pub fn answers(queries: &[&ApiQuery], out: &InvocationOutput) -> Vec<Answer> {
     let mut answers = vec![Answer::default(); queries.len()];
     let results = apicall::results(&out.stdout).unwrap_or_default();
+    if queries.iter().any(|q| q.api == Api::Apic) {
+        return apic_answers(queries, &results, out);
+    }
     for (k, g) in groups(queries).iter().enumerate() {
         let Some(r) = results.get(k) else {
             if let Some(f) = &out.failure {
@@ -222,6 +248,8 @@ pub fn answers(queries: &[&ApiQuery], out: &InvocationOutput) -> Vec<Answer> {
         let got = match g.api {
             Api::Eapi => eapi_outputs(g, k, r),
             Api::Nxapi => nxapi_outputs(g, r),
+            // Answered request by request in `apic_answers`.
+            Api::Apic => Err("an APIC request is not batched".to_string()),
         };
         match got {
             Ok(per_query) => {
@@ -240,6 +268,55 @@ pub fn answers(queries: &[&ApiQuery], out: &InvocationOutput) -> Vec<Answer> {
         }
     }
     answers
+}
+
+/// APIC answers: one result per request, in order; a query's answer is
+/// its requests' bodies (a list when several), or the first refusal: an
+/// HTTP status other than 200, or the APIC's `imdata` error.
+fn apic_answers(
+    queries: &[&ApiQuery],
+    results: &[CallResult],
+    out: &InvocationOutput,
+) -> Vec<Answer> {
+    let mut k = 0;
+    queries
+        .iter()
+        .map(|q| {
+            let mut outputs = Vec::new();
+            for cmd in &q.cmds {
+                let Some(r) = results.get(k) else {
+                    return Answer {
+                        exit: None,
+                        text: out
+                            .failure
+                            .as_ref()
+                            .map_or("not answered".to_string(), |f| f.to_string()),
+                    };
+                };
+                k += 1;
+                let what = apic_call(cmd).what;
+                let body: Result<Value, String> = serde_json::from_str(&r.body)
+                    .map_err(|e| format!("`{what}`: HTTP {}: not JSON ({e})", r.status));
+                let refused = body.as_ref().ok().and_then(|v| {
+                    v.pointer("/imdata/0/error/attributes").map(|e| {
+                        format!(
+                            "`{what}`: HTTP {}: the APIC refused it (code {}): {}",
+                            r.status,
+                            e.get("code").and_then(Value::as_str).unwrap_or("?"),
+                            e.get("text").and_then(Value::as_str).unwrap_or("")
+                        )
+                    })
+                });
+                outputs.push(match (r.status, body, refused) {
+                    (_, _, Some(why)) => Err((FAILED, why)),
+                    (200, Ok(v), None) => Ok(v),
+                    (s, Ok(_), None) => Err((FAILED, format!("`{what}`: HTTP {s}"))),
+                    (_, Err(e), None) => Err((FAILED, e)),
+                });
+            }
+            answer_of(outputs)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -8,11 +8,12 @@
 //!    running); anything else is someone else's work and is refused.
 //! 2. **Dead-man switch** (armed by [`Driver::change`]'s apply): armed on the device before the
 //!    change, so that a controller killed mid-fault cannot leave a port
-//!    down. `linux` leaves a detached timer that runs the undo; EOS opens a
-//!    configuration session and applies it with `commit timer`, which rolls
-//!    back unless confirmed; Cumulus NVUE applies with `nv config apply
-//!    --confirm <secs>`; NX-API uses a checkpoint with `rollback` on
-//!    timeout; SONiC has none, so its undo relies on the journal alone.
+//!    down. `linux` (and Cumulus, which faults through it) leaves a
+//!    detached timer that runs the undo; SONiC a transient systemd timer;
+//!    EOS opens a configuration session and applies it with `commit
+//!    timer`, which rolls back unless aborted sooner; NX-OS starts a
+//!    detached timer through `run bash`; the APIC has none, so an ACI
+//!    fault relies on the journal and `recover` alone (docs/switches.md).
 //! 3. **Apply and undo** ([`Driver::change`]): the undo
 //!    restores the prior state, disarms the dead-man, and is idempotent: it
 //!    is safe when the change never happened and safe to send twice, which
@@ -21,11 +22,10 @@
 //!    up and routing sessions established again, timed after the undo.
 //!
 //! The types and the trait live here; each platform implements [`Driver`]
-//! in its own module (`linux/fault.rs`) and hands it out through
-//! [`super::Platform::faults`]. The journal of what was sent stays in
-//! `crate::fault`. Only `linux` (a Linux box used as a switch: `ip link`,
-//! FRR; also every GPU node's own NICs) is built; the others are designed
-//! above and refused at plan time with [`super::NotBuilt`].
+//! in its own module (`linux/fault.rs`, `eos/platform.rs`, …) and hands it
+//! out through [`super::Platform::faults`]. The journal of what was sent
+//! stays in `crate::fault`. What a platform cannot guard is refused at plan
+//! time by [`Driver::supports`].
 
 use std::net::IpAddr;
 use std::time::Duration;

@@ -9,10 +9,10 @@
 //! call per batch) can sit beside the argv-over-transport ones without
 //! touching callers: [`invocation`] turns one switch's batch of queries into
 //! the one round trip that asks them all, and [`answers`] splits what came
-//! back. Only `linux` (a Linux box used as a switch: mlxsw, `ip`, `tc`,
-//! `dcb`, FRR; also every GPU node's own NICs for faults) is built; the
-//! others are designed (docs/faults.md, DESIGN.md) and refused with
-//! [`NotBuilt`].
+//! back. Built: `linux` (a Linux box used as a switch: mlxsw, `ip`, `tc`,
+//! `dcb`, FRR; also every GPU node's own NICs for faults), `sonic` and
+//! `cumulus` over ssh, `eos`, `nxos` and `aci` over HTTPS
+//! (docs/switches.md).
 //!
 //! This module knows requests and text formats, not transports: it builds
 //! [`Invocation`]s and never runs one.
@@ -27,6 +27,7 @@ use crate::counters::{ParseError, Reading};
 use crate::exec::compose::{compose, split};
 use crate::exec::{Invocation, InvocationOutput, Role};
 
+pub mod aci;
 pub mod call;
 pub mod config;
 pub mod cumulus;
@@ -70,6 +71,9 @@ pub enum Api {
     Eapi,
     /// Cisco NX-API: `POST /ins`, `ins_api`.
     Nxapi,
+    /// The Cisco APIC's REST API: each command is one request, `METHOD
+    /// PATH` or `METHOD PATH BODY`.
+    Apic,
 }
 
 /// How the commands are run and answered.
@@ -136,11 +140,6 @@ pub struct Needs {
     /// end before it undoes the change itself.
     pub deadman_delay: Duration,
 }
-
-/// A platform that is designed but not built yet.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the {0} switch driver is designed (docs/faults.md) but not built yet: faults can be sent to linux switches and to host links")]
-pub struct NotBuilt(pub &'static str);
 
 /// Everything rocegate does with one switch platform. Each operation is a
 /// request the platform builds and an answer it parses; callers never build
@@ -223,14 +222,14 @@ pub trait Platform: Sync {
 }
 
 /// The platform of a switch, or why there is none yet.
-pub fn platform(driver: SwitchDriver) -> Result<&'static dyn Platform, NotBuilt> {
+pub fn platform(driver: SwitchDriver) -> &'static dyn Platform {
     match driver {
-        SwitchDriver::Linux => Ok(&linux::Linux),
-        SwitchDriver::Eos => Ok(&eos::Eos),
-        SwitchDriver::Nxos => Ok(&nxos::Nxos),
-        SwitchDriver::Cumulus => Ok(&cumulus::Cumulus),
-        SwitchDriver::Sonic => Ok(&sonic::Sonic),
-        other => Err(NotBuilt(other.name())),
+        SwitchDriver::Linux => &linux::Linux,
+        SwitchDriver::Eos => &eos::Eos,
+        SwitchDriver::Nxos => &nxos::Nxos,
+        SwitchDriver::Aci => &aci::Aci,
+        SwitchDriver::Cumulus => &cumulus::Cumulus,
+        SwitchDriver::Sonic => &sonic::Sonic,
     }
 }
 
@@ -242,10 +241,12 @@ pub fn platform_named(name: &str) -> Option<&'static dyn Platform> {
         SwitchDriver::Nxos,
         SwitchDriver::Sonic,
         SwitchDriver::Cumulus,
+        SwitchDriver::Aci,
     ]
     .into_iter()
     .filter(|d| d.name() == name)
-    .find_map(|d| platform(d).ok())
+    .map(platform)
+    .next()
 }
 
 /// A GPU node's own NICs: every node is a Linux box, so its links are
@@ -400,10 +401,13 @@ mod tests {
             SwitchDriver::Nxos,
             SwitchDriver::Sonic,
         ] {
-            assert_eq!(platform(d).unwrap().name(), d.name());
+            assert_eq!(platform(d).name(), d.name());
             assert_eq!(platform_named(d.name()).unwrap().name(), d.name());
         }
-        assert_eq!(platform_named("cumulus").unwrap().faults().platform(), "cumulus");
+        assert_eq!(
+            platform_named("cumulus").unwrap().faults().platform(),
+            "cumulus"
+        );
         assert_eq!(for_node().faults().platform(), "linux");
     }
 

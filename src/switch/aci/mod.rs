@@ -1,0 +1,498 @@
+//! The `aci` platform: a Cisco ACI leaf reached through its APIC's REST
+//! API (research: `../shared/research/aci.md`). The inventory's `address`
+//! is the APIC's; `api.pod` and `api.node` name the switch, and a call's
+//! path names them as `{pod}` and `{node}`, which the transport fills in
+//! for the switch it is sent for.
+//!
+//! - Faults: a port is taken out of service by creating
+//!   `uni/fabric/outofsvc/rsoosPath-[topology/pod-P/paths-N/pathep-[ethX/Y]]`
+//!   (`fabricRsOosPath`, `lc=blacklist`, `annotation=orchestrator:rocegate`)
+//!   and brought back by deleting that exact DN. The APIC has no
+//!   device-side dead-man: the object **persists** (it is pushed again with
+//!   policy, on an upgrade too), so the journal holds its DN and `recover`
+//!   deletes it. A port that already has an out-of-service object (someone
+//!   else's) is refused, as is a port facing a spine.
+//! - Audit: the RoCE QoS policy (`uni/infra/qosinst-default`, every
+//!   `qosClass` with its `qosCong` and `qosPfcPol`), the port's `l1PhysIf`
+//!   (MTU, speed), the switch's `topSystem` version.
+//! - Counters: `rmonIfIn`/`rmonIfOut` (octets, discards), `rmonDot3Stats`
+//!   (FCS and symbol errors). Per-priority PFC pause and ECN-marked counters
+//!   have no verified REST class (aci.md §4.4, §4.5): not available.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::config::inventory::SwitchDriver;
+use crate::counters::host::LldpNeighbor;
+use crate::counters::{Canonical, ParseError, Reading};
+use crate::switch::config::{excerpt, Fact, PortSettings, SwitchConfig};
+use crate::switch::fault::{refusal, Action, Change, Driver, Next, PortState, State};
+use crate::switch::{Answer, Api, ApiQuery, Form, Needs, Platform, Query};
+
+/// A Cisco ACI switch reached through its APIC.
+pub struct Aci;
+
+/// The tag every object rocegate creates carries (aci.md §5.2).
+pub const ANNOTATION: &str = "orchestrator:rocegate";
+
+/// REST requests, one per entry: `METHOD PATH` or `METHOD PATH BODY`.
+fn rest(requests: Vec<String>) -> Query {
+    Query::Api(ApiQuery {
+        api: Api::Apic,
+        form: Form::Json,
+        cmds: requests,
+    })
+}
+
+fn get(path: &str) -> String {
+    format!("GET {path}")
+}
+
+/// `eth1/1` from `Eth1/1`, `ethernet1/1`, `eth1/1` (the APIC's form).
+pub fn normalise_port(name: &str) -> String {
+    let n = name.trim().to_ascii_lowercase();
+    let n = n
+        .strip_prefix("ethernet")
+        .or_else(|| n.strip_prefix("eth"))
+        .unwrap_or(&n);
+    format!("eth{}", n.trim_start())
+}
+
+/// The path endpoint of a port: what a `fabricRsOosPath` points at.
+fn path_ep(port: &str) -> String {
+    format!(
+        "topology/pod-{{pod}}/paths-{{node}}/pathep-[{}]",
+        normalise_port(port)
+    )
+}
+
+/// The out-of-service object of a port.
+pub fn oos_dn(port: &str) -> String {
+    format!("uni/fabric/outofsvc/rsoosPath-[{}]", path_ep(port))
+}
+
+fn phys(port: &str) -> String {
+    format!(
+        "/api/mo/topology/pod-{{pod}}/node-{{node}}/sys/phys-[{}]",
+        normalise_port(port)
+    )
+}
+
+/// `imdata` of an APIC answer, or the APIC's error in its words.
+fn imdata(text: &str) -> Result<Vec<Value>, String> {
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| format!("the APIC's answer is not JSON ({e}): {}", excerpt(text)))?;
+    let Some(items) = v.get("imdata").and_then(Value::as_array) else {
+        return Err(format!(
+            "the APIC's answer has no imdata: {}",
+            excerpt(text)
+        ));
+    };
+    if let Some(e) = items.first().and_then(|i| i.pointer("/error/attributes")) {
+        return Err(format!(
+            "the APIC refused it (code {}): {}",
+            e.get("code").and_then(Value::as_str).unwrap_or("?"),
+            e.get("text").and_then(Value::as_str).unwrap_or("")
+        ));
+    }
+    Ok(items.clone())
+}
+
+/// Every object of class `cls` in `items`, children included, with its
+/// attributes.
+fn objects<'a>(items: &'a [Value], cls: &str, out: &mut Vec<&'a serde_json::Map<String, Value>>) {
+    for i in items {
+        let Some(m) = i.as_object() else { continue };
+        for (k, o) in m {
+            if let Some(a) = o.get("attributes").and_then(Value::as_object) {
+                if k == cls {
+                    out.push(a);
+                }
+            }
+            if let Some(Value::Array(kids)) = o.get("children") {
+                objects(kids, cls, out);
+            }
+        }
+    }
+}
+
+fn attr<'a>(a: &'a serde_json::Map<String, Value>, k: &str) -> Option<&'a str> {
+    a.get(k).and_then(Value::as_str)
+}
+
+fn number(a: &serde_json::Map<String, Value>, k: &str) -> Option<u64> {
+    attr(a, k).and_then(|v| v.trim().parse().ok())
+}
+
+/// The parts of an answer to a query of several requests.
+fn parts(text: &str, n: usize) -> Result<Vec<String>, String> {
+    if n == 1 {
+        return Ok(vec![text.to_string()]);
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Array(a)) if a.len() == n => Ok(a.iter().map(Value::to_string).collect()),
+        _ => Err(format!("expected {n} answers, got {}", excerpt(text))),
+    }
+}
+
+impl Driver for Aci {
+    fn platform(&self) -> &'static str {
+        "aci"
+    }
+
+    fn supports(&self, action: &Action) -> Result<(), String> {
+        match action {
+            Action::PortsDown(_) => Ok(()),
+            _ => Err("on aci only a port can be taken down (an out-of-service object at the APIC): no REST reload is verified, and routing is the fabric's own; use link_flap or leaf_reset mode ports_down".into()),
+        }
+    }
+
+    fn needs(&self, _action: &Action) -> Vec<&'static str> {
+        Vec::new()
+    }
+
+    /// Each port's `ethpmPhysIf` (operSt, and `usage` holding `blacklist`
+    /// while out of service) and every out-of-service object.
+    fn read_prior(&self, action: &Action) -> Query {
+        let mut r: Vec<String> = action
+            .ports()
+            .iter()
+            .map(|p| get(&format!("{}/phys.json", phys(p))))
+            .collect();
+        // This switch's out-of-service objects (the transport fills in
+        // `{node}`): someone else's on a port of the fault refuses it.
+        r.push(get(
+            "/api/class/fabricRsOosPath.json?query-target-filter=wcard(fabricRsOosPath.tDn,\"paths-{node}/\")",
+        ));
+        rest(r)
+    }
+
+    fn parse_prior(&self, action: &Action, answer: &Answer) -> Result<State, String> {
+        let ports = action.ports();
+        let p = parts(&answer.text, ports.len() + 1)?;
+        let mut st = State::default();
+        for (port, text) in ports.iter().zip(&p) {
+            let items = imdata(text)?;
+            let mut found = Vec::new();
+            objects(&items, "ethpmPhysIf", &mut found);
+            let a = found
+                .first()
+                .ok_or_else(|| format!("port {port}: the APIC has no ethpmPhysIf for it"))?;
+            let usage = attr(a, "usage").unwrap_or_default();
+            st.ports.push(PortState {
+                name: port.clone(),
+                admin_up: !usage.contains("blacklist"),
+                oper_up: attr(a, "operSt") == Some("up"),
+            });
+            if usage.contains("fabric") {
+                st.errdisabled
+                    .push(format!("{port} (a fabric port, facing a spine)"));
+            }
+        }
+        let mut oos = Vec::new();
+        let items = imdata(&p[ports.len()])?;
+        objects(&items, "fabricRsOosPath", &mut oos);
+        st.pending = oos
+            .iter()
+            .filter(|o| attr(o, "annotation") != Some(ANNOTATION))
+            .filter_map(|o| attr(o, "tDn").map(str::to_string))
+            .collect();
+        Ok(st)
+    }
+
+    fn check_prior(&self, action: &Action, prior: &State) -> Result<(), String> {
+        self.supports(action)?;
+        if !prior.errdisabled.is_empty() {
+            return Err(format!(
+                "{}: rocegate takes only access ports out of service on aci",
+                prior.errdisabled.join(", ")
+            ));
+        }
+        let down: Vec<&str> = prior
+            .ports
+            .iter()
+            .filter(|p| !p.admin_up)
+            .map(|p| p.name.as_str())
+            .collect();
+        if !down.is_empty() {
+            return Err(format!(
+                "{} already out of service at the APIC: a fault starts only from ports in service",
+                down.join(", ")
+            ));
+        }
+        // `pending` holds this switch's out-of-service objects rocegate did
+        // not create, by tDn (`…/pathep-[eth1/1]`).
+        for p in action.ports() {
+            let ep = format!("/pathep-[{}]", normalise_port(p));
+            if let Some(other) = prior.pending.iter().find(|t| t.ends_with(&ep)) {
+                return Err(format!(
+                    "{other} already has an out-of-service object that rocegate did not create: leave it to its owner"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Create the out-of-service objects; the undo deletes their exact DNs.
+    /// Nothing on the APIC undoes them by itself (`armed: false`): the
+    /// journal does.
+    fn change(
+        &self,
+        action: &Action,
+        _prior: &State,
+        _deadman: Option<(&str, Duration)>,
+    ) -> Change {
+        let ports = action.ports();
+        let create = ports
+            .iter()
+            .map(|p| {
+                let body = serde_json::json!({"fabricRsOosPath": {"attributes": {
+                    "tDn": path_ep(p), "lc": "blacklist", "annotation": ANNOTATION}}});
+                format!("POST /api/mo/{}.json {body}", oos_dn(p))
+            })
+            .collect();
+        let delete = ports
+            .iter()
+            .map(|p| format!("DELETE /api/mo/{}.json", oos_dn(p)))
+            .collect();
+        Change {
+            apply: vec![rest(create)],
+            undo: rest(delete),
+            armed: false,
+            reboots: false,
+        }
+    }
+
+    fn undo_next(&self, _ports: &[String], sent: &Query, a: &Answer) -> Next {
+        // A DELETE of an object that is gone already succeeds: the undo is
+        // idempotent.
+        match a.exit {
+            Some(0) => Next::Done,
+            _ => Next::Failed(refusal(sent, a)),
+        }
+    }
+
+    fn settled(&self, prior: &State, now: &State) -> bool {
+        crate::switch::linux::Linux.settled(prior, now)
+    }
+
+    fn plain(&self, action: &Action, prior: &State) -> (Vec<Query>, Vec<Query>) {
+        let c = self.change(action, prior, None);
+        (c.apply, vec![c.undo])
+    }
+}
+
+/// Counter reads of a port: the RMON children of its `l1PhysIf`.
+fn counters_path(port: &str) -> String {
+    format!(
+        "{}.json?query-target=children&target-subtree-class=rmonIfIn,rmonIfOut,rmonDot3Stats",
+        phys(port)
+    )
+}
+
+impl Platform for Aci {
+    fn name(&self) -> &'static str {
+        SwitchDriver::Aci.name()
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            root_for_config: false,
+            // Out-of-service objects need a fabric-admin write role.
+            root_for_faults: true,
+            // The APIC's counters are polled from the switches; the
+            // cadence is not documented (aci.md §4.1): wait 10 s.
+            counter_interval: Duration::from_secs(10),
+            // No device-side dead-man at all: the journal heals.
+            deadman_delay: Duration::ZERO,
+        }
+    }
+
+    fn tools(&self) -> &[&'static str] {
+        &[]
+    }
+
+    fn reached_by_argv(&self) -> bool {
+        false
+    }
+
+    fn faults(&self) -> &dyn Driver {
+        self
+    }
+
+    fn counter_queries(&self, port: &str) -> Vec<Query> {
+        vec![rest(vec![get(&counters_path(port))])]
+    }
+
+    fn parse_counters(&self, _q: &Query, a: &Answer) -> Result<Vec<Reading>, ParseError> {
+        let items = imdata(&a.text).map_err(ParseError)?;
+        let mut out = Vec::new();
+        let mut push = |cls: &str, field: &str, c: Canonical| {
+            let mut found = Vec::new();
+            objects(&items, cls, &mut found);
+            if let Some(v) = found.first().and_then(|o| number(o, field)) {
+                out.push(Reading::new(c, &format!("{cls}.{field}"), v));
+            }
+        };
+        push("rmonIfIn", "octets", Canonical::RxBytes);
+        push("rmonIfOut", "octets", Canonical::TxBytes);
+        push("rmonIfIn", "discards", Canonical::Discards);
+        push("rmonDot3Stats", "fCSErrors", Canonical::CrcErrors);
+        push("rmonDot3Stats", "symbolErrors", Canonical::SymbolErrors);
+        Ok(out)
+    }
+
+    fn counter_source(&self, _q: &Query) -> &'static str {
+        "APIC rmon counters"
+    }
+
+    fn config_queries(&self, ports: &[String]) -> Vec<Query> {
+        let mut q = vec![
+            rest(vec![get("/api/mo/topology/pod-{pod}/node-{node}/sys.json")]),
+            rest(vec![get(
+                "/api/mo/uni/infra/qosinst-default.json?rsp-subtree=full",
+            )]),
+        ];
+        q.extend(
+            ports
+                .iter()
+                .map(|p| rest(vec![get(&format!("{}.json", phys(p)))])),
+        );
+        q
+    }
+
+    fn parse_config(&self, switch: &str, ports: &[String], answers: &[Answer]) -> SwitchConfig {
+        let read = |k: usize| -> Result<Vec<Value>, String> {
+            match answers.get(k) {
+                Some(a) if a.exit == Some(0) => imdata(&a.text),
+                Some(a) => Err(a.text.trim().to_string()),
+                None => Err("no answer".into()),
+            }
+        };
+        let failed = |e: String| format!("{switch}: {e}");
+        let nos_version = match read(0) {
+            Ok(items) => {
+                let mut s = Vec::new();
+                objects(&items, "topSystem", &mut s);
+                match s.first().and_then(|a| attr(a, "version")) {
+                    Some(v) => Fact::Known(v.to_string()),
+                    None => Fact::Failed(failed("topSystem has no version".into())),
+                }
+            }
+            Err(e) => Fact::Failed(failed(e)),
+        };
+        // PFC no-drop priorities: every class whose qosPfcPol is on, by its
+        // noDropCos (`cos3`). Fabric-wide: the same for every port.
+        let qos = read(1);
+        let pfc: Fact<[bool; 8]> = match &qos {
+            Ok(items) => {
+                let mut pols = Vec::new();
+                objects(items, "qosPfcPol", &mut pols);
+                let mut v = [false; 8];
+                for p in pols.iter().filter(|p| attr(p, "adminSt") == Some("yes")) {
+                    if let Some(c) = attr(p, "noDropCos")
+                        .and_then(|c| c.strip_prefix("cos"))
+                        .and_then(|c| c.parse::<usize>().ok())
+                        .filter(|c| *c < 8)
+                    {
+                        v[c] = true;
+                    }
+                }
+                Fact::Known(v)
+            }
+            Err(e) => Fact::Failed(failed(e.clone())),
+        };
+        let ports = ports
+            .iter()
+            .enumerate()
+            .map(|(k, p)| {
+                let l1 = read(k + 2).and_then(|items| {
+                    let mut f = Vec::new();
+                    objects(&items, "l1PhysIf", &mut f);
+                    f.first()
+                        .map(|a| (*a).clone())
+                        .ok_or_else(|| format!("no l1PhysIf for {p}"))
+                });
+                let na = |what: &str| (vec![format!("{}.json", phys(p))], format!("{switch}: {what}"));
+                fn not<T>((tried, why): (Vec<String>, String)) -> Fact<T> {
+                    Fact::NotAvailable { tried, why }
+                }
+                PortSettings {
+                    name: p.clone(),
+                    link_up: not(na("the link state is read with the fault's prior state (ethpmPhysIf), not here")),
+                    speed_mbps: match &l1 {
+                        Ok(a) => match attr(a, "speed").and_then(|s| s.strip_suffix('G')).and_then(|s| s.parse::<u64>().ok()) {
+                            Some(g) => Fact::Known(g * 1000),
+                            None => not(na("l1PhysIf gives no speed in gigabits (auto, or inherit)")),
+                        },
+                        Err(e) => Fact::Failed(failed(e.clone())),
+                    },
+                    mtu: match &l1 {
+                        Ok(a) => match number(a, "mtu") {
+                            Some(m) => Fact::Known(m as u32),
+                            None => not(na("l1PhysIf gives no numeric mtu (inherit: the fabric's)")),
+                        },
+                        Err(e) => Fact::Failed(failed(e.clone())),
+                    },
+                    pfc: pfc.clone(),
+                    ecn: not(na("ACI sets WRED/ECN per QoS class in percent of the queue (qosCong), not per port in bytes")),
+                    pfc_xoff_bytes: not(na("ACI does not expose the PFC Xoff threshold")),
+                }
+            })
+            .collect();
+        SwitchConfig {
+            nos_version,
+            pfc_watchdog: Fact::NotAvailable {
+                tried: vec!["/api/mo/uni/infra/qosinst-default.json".into()],
+                why: format!("{switch}: no verified APIC class for the PFC watchdog (aci.md §7)"),
+            },
+            ports,
+        }
+    }
+
+    fn lldp_query(&self) -> Query {
+        rest(vec![get(
+            "/api/mo/topology/pod-{pod}/node-{node}/sys/lldp/inst.json?query-target=subtree&target-subtree-class=lldpAdjEp",
+        )])
+    }
+
+    /// `lldpAdjEp` under `sys/lldp/inst/if-[eth1/1]/adj-1`: the local port
+    /// is in the DN.
+    fn parse_lldp(&self, a: &Answer) -> Result<Vec<LldpNeighbor>, ParseError> {
+        let items = imdata(&a.text).map_err(ParseError)?;
+        let mut adj = Vec::new();
+        objects(&items, "lldpAdjEp", &mut adj);
+        Ok(adj
+            .iter()
+            .filter_map(|o| {
+                let dn = attr(o, "dn")?;
+                let local = dn.split("/if-[").nth(1)?.split(']').next()?;
+                Some(LldpNeighbor {
+                    interface: local.to_string(),
+                    chassis_name: attr(o, "sysName").map(str::to_string),
+                    chassis_id: attr(o, "chassisIdV").map(str::to_string),
+                    chassis_descr: attr(o, "sysDesc").map(str::to_string),
+                    port_id: attr(o, "portIdV").unwrap_or_default().to_string(),
+                    port_descr: attr(o, "portDesc").map(str::to_string),
+                    mgmt_ip: attr(o, "mgmtIp").map(str::to_string),
+                })
+            })
+            .collect())
+    }
+
+    fn optics_query(&self, _port: &str) -> Option<Query> {
+        None
+    }
+
+    fn normalise_port(&self, name: &str) -> String {
+        normalise_port(name)
+    }
+
+    fn port_path(&self, name: &str) -> String {
+        phys(name)
+    }
+}
+
+#[cfg(test)]
+mod tests;

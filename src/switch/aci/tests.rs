@@ -1,0 +1,198 @@
+//! The aci platform against the APIC's documented shapes
+//! (`../shared/research/aci.md` §1–§6: `imdata` of `{class: {attributes,
+//! children}}`, numbers as strings, errors as `imdata[0].error`).
+
+use serde_json::json;
+
+use super::*;
+
+fn ok(v: Value) -> Answer {
+    Answer {
+        exit: Some(0),
+        text: v.to_string(),
+    }
+}
+
+fn cmds(q: &Query) -> Vec<String> {
+    match q {
+        Query::Api(a) => a.cmds.clone(),
+        Query::Argv(_) => panic!("argv"),
+    }
+}
+
+fn phys_if(oper: &str, usage: &str) -> Value {
+    json!({"totalCount": "1", "imdata": [{"ethpmPhysIf": {"attributes": {
+        "dn": "topology/pod-1/node-101/sys/phys-[eth1/1]/phys", "operSt": oper, "usage": usage}}}]})
+}
+
+fn oos(items: Value) -> Value {
+    json!({"totalCount": "0", "imdata": items})
+}
+
+fn flap() -> Action {
+    Action::PortsDown(vec!["Eth1/1".into()])
+}
+
+/// The change creates the out-of-service object with its tag, the undo
+/// deletes that exact DN; nothing on the APIC undoes it by itself.
+#[test]
+fn a_flap_creates_the_out_of_service_object_and_the_undo_deletes_its_dn() {
+    let c = Aci.change(
+        &flap(),
+        &State::default(),
+        Some(("r-1", Duration::from_secs(70))),
+    );
+    assert!(!c.armed);
+    let dn = "uni/fabric/outofsvc/rsoosPath-[topology/pod-{pod}/paths-{node}/pathep-[eth1/1]]";
+    let apply = cmds(&c.apply[0]);
+    assert_eq!(apply.len(), 1);
+    let (head, body) = apply[0].split_once(" {").unwrap();
+    assert_eq!(head, format!("POST /api/mo/{dn}.json"));
+    let body: Value = serde_json::from_str(&format!("{{{body}")).unwrap();
+    assert_eq!(
+        body,
+        json!({"fabricRsOosPath": {"attributes": {
+            "tDn": "topology/pod-{pod}/paths-{node}/pathep-[eth1/1]",
+            "lc": "blacklist", "annotation": "orchestrator:rocegate"}}})
+    );
+    assert_eq!(cmds(&c.undo), [format!("DELETE /api/mo/{dn}.json")]);
+    // Only ports: a reload or a routing stop has no REST path.
+    assert!(Aci.supports(&Action::RoutingStop).is_err());
+    assert!(Aci.supports(&Action::Reload { ports: vec![] }).is_err());
+}
+
+/// Prior state: a port already out of service, a fabric port, and someone
+/// else's out-of-service object on the port each refuse the fault.
+#[test]
+fn prior_state_refuses_ports_out_of_service_fabric_ports_and_others_objects() {
+    let read = cmds(&Aci.read_prior(&flap()));
+    assert_eq!(
+        read[0],
+        "GET /api/mo/topology/pod-{pod}/node-{node}/sys/phys-[eth1/1]/phys.json"
+    );
+    assert!(
+        read[1].contains("wcard(fabricRsOosPath.tDn,\"paths-{node}/\")"),
+        "{read:?}"
+    );
+    let answer = |phys: Value, o: Value| ok(json!([phys, o]));
+    let st = Aci
+        .parse_prior(&flap(), &answer(phys_if("up", "epg"), oos(json!([]))))
+        .unwrap();
+    assert_eq!(
+        st.ports[0],
+        PortState {
+            name: "Eth1/1".into(),
+            admin_up: true,
+            oper_up: true
+        }
+    );
+    Aci.check_prior(&flap(), &st).unwrap();
+    let st = Aci
+        .parse_prior(
+            &flap(),
+            &answer(phys_if("down", "blacklist,epg"), oos(json!([]))),
+        )
+        .unwrap();
+    let e = Aci.check_prior(&flap(), &st).unwrap_err();
+    assert!(e.contains("already out of service"), "{e}");
+    let st = Aci
+        .parse_prior(&flap(), &answer(phys_if("up", "fabric"), oos(json!([]))))
+        .unwrap();
+    assert!(Aci
+        .check_prior(&flap(), &st)
+        .unwrap_err()
+        .contains("facing a spine"));
+    let theirs = oos(json!([{"fabricRsOosPath": {"attributes": {
+        "tDn": "topology/pod-1/paths-101/pathep-[eth1/1]", "lc": "blacklist", "annotation": ""}}}]));
+    let st = Aci
+        .parse_prior(&flap(), &answer(phys_if("up", "epg"), theirs))
+        .unwrap();
+    let e = Aci.check_prior(&flap(), &st).unwrap_err();
+    assert!(e.contains("that rocegate did not create"), "{e}");
+    // Ours (a run's own, tagged) does not count as someone else's.
+    let ours = oos(json!([{"fabricRsOosPath": {"attributes": {
+        "tDn": "topology/pod-1/paths-101/pathep-[eth1/2]", "annotation": "orchestrator:rocegate"}}}]));
+    let st = Aci
+        .parse_prior(&flap(), &answer(phys_if("up", "epg"), ours))
+        .unwrap();
+    assert!(st.pending.is_empty());
+    // An APIC error is an error, naming its code and text.
+    let refused = json!({"totalCount": "1", "imdata": [{"error": {"attributes": {
+        "code": "403", "text": "Token was invalid (Error: Token timeout)"}}}]});
+    let e = Aci
+        .parse_prior(&flap(), &answer(refused, oos(json!([]))))
+        .unwrap_err();
+    assert!(e.contains("code 403") && e.contains("Token timeout"), "{e}");
+}
+
+/// The RoCE QoS policy (aci.md §6's class-level2) read into the audit's
+/// facts: PFC no-drop on CoS 3 from qosPfcPol, the port's MTU and speed
+/// from l1PhysIf, the switch version from topSystem; ECN per class in
+/// percent is not comparable to byte thresholds: not available, saying so.
+#[test]
+fn the_qos_policy_and_ports_become_audit_facts() {
+    let qos = json!({"totalCount": "1", "imdata": [{"qosInstPol": {"attributes": {"dn": "uni/infra/qosinst-default"},
+        "children": [{"qosClass": {"attributes": {"dn": "uni/infra/qosinst-default/class-level2", "prio": "level2", "admin": "enabled", "mtu": "9216"},
+            "children": [
+                {"qosCong": {"attributes": {"algo": "wred", "ecn": "enabled", "forwardNonEcn": "enabled", "wredMinThreshold": "40", "wredMaxThreshold": "60", "wredProbability": "10", "wredWeight": "0"}}},
+                {"qosPfcPol": {"attributes": {"name": "default", "adminSt": "yes", "noDropCos": "cos3", "enableScope": "fabric"}}},
+                {"qosSched": {"attributes": {"bw": "60", "meth": "wrr"}}}]}},
+            {"qosClass": {"attributes": {"prio": "level3", "admin": "enabled"}, "children": [
+                {"qosPfcPol": {"attributes": {"name": "default", "adminSt": "no", "noDropCos": ""}}}]}}]}}]});
+    let sys = json!({"totalCount": "1", "imdata": [{"topSystem": {"attributes": {"dn": "topology/pod-1/node-101/sys", "version": "n9000-16.0(3e)", "role": "leaf"}}}]});
+    let l1 = json!({"totalCount": "1", "imdata": [{"l1PhysIf": {"attributes": {"id": "eth1/1", "mtu": "9216", "speed": "400G", "adminSt": "up"}}}]});
+    let ports = vec!["eth1/1".to_string()];
+    assert_eq!(Aci.config_queries(&ports).len(), 3);
+    let c = Aci.parse_config("leaf101", &ports, &[ok(sys), ok(qos), ok(l1)]);
+    assert_eq!(c.nos_version, Fact::Known("n9000-16.0(3e)".into()));
+    let p = &c.ports[0];
+    let mut want = [false; 8];
+    want[3] = true;
+    assert_eq!(p.pfc, Fact::Known(want));
+    assert_eq!(p.mtu, Fact::Known(9216));
+    assert_eq!(p.speed_mbps, Fact::Known(400_000));
+    assert!(matches!(&p.ecn, Fact::NotAvailable { why, .. } if why.contains("percent")));
+    // The APIC refusing the read: a failed fact naming the switch.
+    let no = Answer {
+        exit: Some(crate::switch::call::FAILED),
+        text: "`GET /api/mo/…`: HTTP 400: the APIC refused it (code 400): bad request".into(),
+    };
+    let c = Aci.parse_config("leaf101", &ports, &[no.clone(), no.clone(), no]);
+    assert!(matches!(&c.nos_version, Fact::Failed(m) if m.starts_with("leaf101: ")));
+}
+
+/// RMON counters by class and attribute (aci.md §4.2), numbers as
+/// strings; PFC and ECN are not read at all (not available, never 0).
+#[test]
+fn rmon_counters_read_into_canonical_names() {
+    let a = ok(json!({"totalCount": "3", "imdata": [
+        {"rmonIfIn": {"attributes": {"octets": "123456", "discards": "2", "errors": "0"}}},
+        {"rmonIfOut": {"attributes": {"octets": "654321", "discards": "0"}}},
+        {"rmonDot3Stats": {"attributes": {"fCSErrors": "7", "symbolErrors": "1", "alignmentErrors": "0"}}}]}));
+    let q = &Aci.counter_queries("Eth1/1")[0];
+    assert!(cmds(q)[0].contains("sys/phys-[eth1/1].json?query-target=children"));
+    let r = Aci.parse_counters(q, &a).unwrap();
+    let v = |c: Canonical| r.iter().find(|x| x.canonical == c).map(|x| x.value);
+    assert_eq!(v(Canonical::RxBytes), Some(123_456));
+    assert_eq!(v(Canonical::TxBytes), Some(654_321));
+    assert_eq!(v(Canonical::CrcErrors), Some(7));
+    assert_eq!(v(Canonical::PfcPauseRx), None);
+    assert!(Aci.parse_counters(q, &ok(json!({"nope": 1}))).is_err());
+}
+
+#[test]
+fn lldp_neighbours_come_with_their_local_port_from_the_dn() {
+    let a = ok(
+        json!({"totalCount": "1", "imdata": [{"lldpAdjEp": {"attributes": {
+        "dn": "topology/pod-1/node-101/sys/lldp/inst/if-[eth1/49]/adj-1",
+        "sysName": "spine201", "portIdV": "Eth1/1", "chassisIdV": "00:3a:9c:00:00:01",
+        "sysDesc": "topology/pod-1/node-201", "mgmtIp": "10.0.0.201"}}}]}),
+    );
+    let n = Aci.parse_lldp(&a).unwrap();
+    assert_eq!(n[0].interface, "eth1/49");
+    assert_eq!(n[0].chassis_name.as_deref(), Some("spine201"));
+    assert_eq!(Aci.normalise_port(&n[0].port_id), "eth1/1");
+    for name in ["Eth1/1", "ethernet1/1", "eth1/1", " ETH1/1"] {
+        assert_eq!(normalise_port(name), "eth1/1", "{name}");
+    }
+}
