@@ -489,6 +489,34 @@ impl Platform for Aci {
         normalise_port(name)
     }
 
+    /// The login (the session the transport opens) and the switch's
+    /// `topSystem` at its APIC: the account can read, and the node id names
+    /// a switch the APIC knows.
+    fn probe_queries(&self, _user: &str) -> Vec<Query> {
+        vec![rest(vec![get(
+            "/api/mo/topology/pod-{pod}/node-{node}/sys.json",
+        )])]
+    }
+
+    fn read_probe(&self, answers: &[Answer]) -> Result<String, String> {
+        let a = answers.first().ok_or("no answer")?;
+        if a.exit != Some(0) {
+            return Err(a.text.trim().to_string());
+        }
+        let items = imdata(&a.text)?;
+        let mut sys = Vec::new();
+        objects(&items, "topSystem", &mut sys);
+        let s = sys
+            .first()
+            .ok_or("the APIC knows no switch at this pod and node: check api.node and api.pod")?;
+        Ok(format!(
+            "APIC login accepted; {} {} {}: reads allowed (the write role faults need is not probed)",
+            attr(s, "role").unwrap_or("switch"),
+            attr(s, "name").unwrap_or_default(),
+            attr(s, "version").unwrap_or_default()
+        ))
+    }
+
     fn port_path(&self, name: &str) -> String {
         phys(name)
     }

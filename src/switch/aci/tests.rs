@@ -196,3 +196,23 @@ fn lldp_neighbours_come_with_their_local_port_from_the_dn() {
         assert_eq!(normalise_port(name), "eth1/1", "{name}");
     }
 }
+
+#[test]
+fn the_probe_says_the_login_worked_and_the_switch_exists() {
+    let q = &Aci.probe_queries("rocegate")[0];
+    assert_eq!(
+        cmds(q),
+        ["GET /api/mo/topology/pod-{pod}/node-{node}/sys.json"]
+    );
+    let sys = ok(
+        json!({"totalCount": "1", "imdata": [{"topSystem": {"attributes": {
+        "name": "leaf101", "role": "leaf", "version": "n9000-16.0(3e)"}}}]}),
+    );
+    let r = Aci.read_probe(&[sys]).unwrap();
+    assert!(r.contains("leaf leaf101 n9000-16.0(3e)"), "{r}");
+    let none = ok(json!({"totalCount": "0", "imdata": []}));
+    assert!(Aci
+        .read_probe(&[none])
+        .unwrap_err()
+        .contains("check api.node"));
+}
