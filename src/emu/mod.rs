@@ -122,6 +122,7 @@ mod optics;
 mod perftest;
 mod probe;
 mod share;
+mod sonic_out;
 pub mod state;
 mod switch_out;
 mod sysfs;
@@ -468,6 +469,9 @@ impl Emulator {
         let base = cmd.rsplit('/').next().unwrap_or(cmd);
         if let Some(&sw) = self.inv.switch_by_name.get(&inv.host) {
             if let Some(p) = api_out::parse(&self.inv, sw, argv) {
+                return p;
+            }
+            if let Some(p) = sonic_out::parse(&self.inv, &self.world, sw, argv) {
                 return p;
             }
             return probe::parse_switch(&self.fabric, sw, argv).unwrap_or_else(|| not_found(cmd));
@@ -1596,3 +1600,5 @@ mod tests_iperf;
 mod tests_noise;
 #[cfg(test)]
 mod tests_series;
+#[cfg(test)]
+mod tests_sonic;

@@ -75,6 +75,8 @@ pub enum Probe {
     SwitchLldp(SwitchId, LldpFormat),
     /// `uname -r` on a switch.
     Kernel,
+    /// A read of a `sonic` switch (`sonic_out`).
+    Sonic(SwitchId, super::sonic_out::Read),
     /// Several reads in one command (`exec::compose`): each a read, or the
     /// output and exit status of a part that is not one.
     Composed(Vec<Result<Probe, (String, i32)>>),
@@ -568,6 +570,7 @@ impl Emulator {
                 }
             }
             Probe::Kernel => format!("{}\n", config_out::SWITCH_KERNEL),
+            Probe::Sonic(s, r) => super::sonic_out::answer(&self.inv, w, *s, r),
             Probe::PortStats(p) => switch_out::ethtool_stats(&w.port_cfg[*p], &w.port[*p]),
             Probe::PortSettings(p) => {
                 let c = &w.port_cfg[*p];

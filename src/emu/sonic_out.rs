@@ -1,0 +1,443 @@
+//! What an emulated SONiC switch prints for the command lines the `sonic`
+//! platform sends (`switch::sonic`): `portstat -r -i PORT`, `pfcstat -s
+//! all`, `queuestat -p PORT`, the CONFIG_DB dump (`sonic-cfggen -d
+//! --print-data`), `show interfaces status`, `/etc/sonic/sonic_version.yml`
+//! and lldpd in its container (`docker exec lldp lldpctl -f json0`), from
+//! the same model the `linux` switches print from. The one change it reads
+//! is `config interface shutdown|startup PORT`; `systemctl stop|start bgp`
+//! and `vtysh` are FRR's and answered as on a linux switch (`probe`).
+//!
+//! It parses no answer: the platform does, on what this prints. Not
+//! printed: rates (`RX_BPS`, `RX_UTIL`, … are `N/A`: portstat computes
+//! them from a poll the model does not keep) and drop bytes (`N/A`: the
+//! model counts dropped packets only).
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+
+use crate::config::inventory::{SwitchDriver, SwitchRole};
+use crate::config::model::{Inventory, SwitchId};
+
+use super::api_out::{asn, count};
+use super::batch::FaultCmd;
+use super::lldp;
+use super::probe::Probe;
+use super::world::World;
+use super::Parsed;
+
+/// The SONiC the emulated switches run unless the inventory's
+/// `versions.nos` names one.
+const SONIC_VERSION: &str = "SONiC.202311.1-b7d2c5e1";
+
+/// A read of the sonic platform, resolved to what it reads.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Read {
+    /// `portstat -r -i PORT`: one port's row.
+    Portstat(usize),
+    /// `pfcstat -s all`: every port of the switch.
+    Pfcstat,
+    /// `queuestat -p PORT`.
+    Queuestat(usize),
+    /// `sonic-cfggen -d --print-data`.
+    ConfigDb,
+    /// `show interfaces status`.
+    Status,
+    /// `cat /etc/sonic/sonic_version.yml`.
+    Version,
+    /// `docker exec lldp lldpctl -f json0`.
+    Lldp,
+}
+
+fn done(stdout: String, stderr: String, exit: i32) -> Parsed {
+    Parsed::Done {
+        stdout,
+        stderr,
+        exit,
+        secs: 0.05,
+    }
+}
+
+/// The port of switch `s` named `name` as SONiC compares names (case and
+/// surrounding space aside).
+fn port(world: &World, s: SwitchId, name: &str) -> Option<usize> {
+    let want = name.trim().to_ascii_lowercase();
+    (0..world.port_cfg.len())
+        .find(|&i| world.port_switch[i] == Some(s) && world.port_cfg[i].name.to_lowercase() == want)
+}
+
+/// Port indices of switch `s` in the order SONiC lists them (`Ethernet2`
+/// before `Ethernet10`).
+fn ports(world: &World, s: SwitchId) -> Vec<usize> {
+    let mut v: Vec<usize> = (0..world.port_cfg.len())
+        .filter(|&i| world.port_switch[i] == Some(s))
+        .collect();
+    v.sort_by_key(|&i| {
+        let n = &world.port_cfg[i].name;
+        let digits = n.trim_start_matches(|c: char| !c.is_ascii_digit());
+        (
+            n[..n.len() - digits.len()].to_string(),
+            digits.parse::<u64>().unwrap_or(0),
+        )
+    });
+    v
+}
+
+/// Resolves a command on a `sonic` switch (wrappers such as `sudo -n` and
+/// `env VAR=…` already stripped). `None`: not one of its commands, or not
+/// a sonic switch; FRR's and the other linux tools are `probe`'s.
+pub fn parse(inv: &Inventory, world: &World, s: SwitchId, argv: &[String]) -> Option<Parsed> {
+    if inv.switches[s].driver != SwitchDriver::Sonic {
+        return None;
+    }
+    let w: Vec<&str> = argv.iter().map(String::as_str).collect();
+    // portstat's and queuestat's answer to a port the switch does not have.
+    let unknown = |tool: &str, x: &str| {
+        let text = match tool {
+            "portstat" => format!("Interface {x} does not exist\n"),
+            _ => format!("Port {x} doesn't exist!\n"),
+        };
+        Some(done(String::new(), text, 1))
+    };
+    let read = match w.as_slice() {
+        ["portstat", "-r", "-i", x] | ["portstat", "-i", x, "-r"] => match port(world, s, x) {
+            Some(p) => Read::Portstat(p),
+            None => return unknown("portstat", x),
+        },
+        ["pfcstat", "-s", "all"] | ["pfcstat"] => Read::Pfcstat,
+        ["queuestat", "-p", x] => match port(world, s, x) {
+            Some(p) => Read::Queuestat(p),
+            None => return unknown("queuestat", x),
+        },
+        ["sonic-cfggen", "-d", "--print-data"] => Read::ConfigDb,
+        ["show", "interfaces", "status"] => Read::Status,
+        ["cat", "/etc/sonic/sonic_version.yml"] => Read::Version,
+        ["docker", "exec", "lldp", "lldpctl", "-f", "json0"] => Read::Lldp,
+        ["config", "interface", verb @ ("shutdown" | "startup"), x] => {
+            let Some(p) = port(world, s, x) else {
+                // sonic-utilities' `config interface` on a name that is
+                // not a port (click's usage error).
+                return Some(done(
+                    String::new(),
+                    format!("Usage: config interface {verb} [OPTIONS] <interface_name>\nTry \"config interface {verb} -h\" for help.\n\nError: Interface name is invalid. Please enter a valid interface name!!\n"),
+                    2,
+                ));
+            };
+            return Some(Parsed::Fault(FaultCmd::Link {
+                link: p / 2,
+                side: p % 2,
+                up: *verb == "startup",
+            }));
+        }
+        _ => return None,
+    };
+    Some(Parsed::Probe(Probe::Sonic(s, read)))
+}
+
+/// A right-aligned `tabulate` table as sonic-utilities prints it
+/// (`stralign='right'`): two spaces between columns, a dash ruler.
+fn tabulate(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut width: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            width[i] = width[i].max(c.len());
+        }
+    }
+    let line = |cells: Vec<String>| -> String {
+        let s: Vec<String> = cells
+            .iter()
+            .zip(&width)
+            .map(|(c, w)| format!("{c:>w$}"))
+            .collect();
+        format!("{}\n", s.join("  "))
+    };
+    let mut out = line(header.iter().map(|h| h.to_string()).collect());
+    out += &line(width.iter().map(|w| "-".repeat(*w)).collect());
+    for r in rows {
+        out += &line(r.clone());
+    }
+    out
+}
+
+/// A counter as sonic-utilities prints it (`format_number_with_comma`).
+fn comma(v: f64) -> String {
+    let s = count(v).to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `portstat`'s STATE: `X` administratively down, `U` up, `D` down.
+fn state(world: &World, p: usize) -> &'static str {
+    let c = &world.port_cfg[p];
+    match (c.admin_up, c.link_up) {
+        (false, _) => "X",
+        (true, true) => "U",
+        (true, false) => "D",
+    }
+}
+
+fn portstat(world: &World, p: usize) -> String {
+    let c = &world.port[p];
+    let drops: f64 = c.tc_drops.iter().sum();
+    let na = || "N/A".to_string();
+    tabulate(
+        &[
+            "IFACE", "STATE", "RX_OK", "RX_BPS", "RX_UTIL", "RX_ERR", "RX_DRP", "RX_OVR", "TX_OK",
+            "TX_BPS", "TX_UTIL", "TX_ERR", "TX_DRP", "TX_OVR",
+        ],
+        &[vec![
+            world.port_cfg[p].name.clone(),
+            state(world, p).into(),
+            comma(c.rx_packets),
+            na(),
+            na(),
+            comma(c.rx_crc_errors),
+            "0".into(),
+            "0".into(),
+            comma(c.tx_packets),
+            na(),
+            na(),
+            "0".into(),
+            comma(drops),
+            "0".into(),
+        ]],
+    )
+}
+
+fn pfcstat(world: &World, s: SwitchId) -> String {
+    let ps = ports(world, s);
+    let table = |title: &str, rx: bool| {
+        let mut header = vec![title];
+        let names: Vec<String> = (0..8).map(|i| format!("PFC{i}")).collect();
+        header.extend(names.iter().map(String::as_str));
+        let rows: Vec<Vec<String>> = ps
+            .iter()
+            .map(|&p| {
+                let mut r = vec![world.port_cfg[p].name.clone()];
+                r.extend(
+                    world.port[p]
+                        .prio
+                        .iter()
+                        .map(|x| comma(if rx { x.rx_pause } else { x.tx_pause })),
+                );
+                r
+            })
+            .collect();
+        tabulate(&header, &rows)
+    };
+    format!("{}\n{}", table("Port Rx", true), table("Port Tx", false))
+}
+
+fn queuestat(world: &World, p: usize) -> String {
+    let c = &world.port[p];
+    let name = &world.port_cfg[p].name;
+    let rows: Vec<Vec<String>> = (0..8)
+        .map(|q| {
+            vec![
+                name.clone(),
+                format!("UC{q}"),
+                comma(c.prio[q].tx_packets),
+                comma(c.prio[q].tx_bytes),
+                comma(c.tc_drops[q]),
+                "N/A".into(),
+            ]
+        })
+        .collect();
+    tabulate(
+        &[
+            "Port",
+            "TxQ",
+            "Counter/pkts",
+            "Counter/bytes",
+            "Drop/pkts",
+            "Drop/bytes",
+        ],
+        &rows,
+    )
+}
+
+/// `show interfaces status`: the port's eight lanes from its position,
+/// `etpN` aliases as SONiC's platform files name the front panel.
+fn status(world: &World, s: SwitchId) -> String {
+    let rows: Vec<Vec<String>> = ports(world, s)
+        .iter()
+        .enumerate()
+        .map(|(k, &p)| {
+            let c = &world.port_cfg[p];
+            let n = super::config_out::lanes(c.speed_mbps).max(1) as usize * 2;
+            let lanes: Vec<String> = (k * n..(k + 1) * n).map(|l| l.to_string()).collect();
+            let up = |b: bool| if b { "up" } else { "down" };
+            vec![
+                c.name.clone(),
+                lanes.join(","),
+                format!("{}G", c.speed_mbps / 1000),
+                c.mtu.to_string(),
+                "rs".into(),
+                format!("etp{}", k + 1),
+                "routed".into(),
+                up(c.admin_up && c.link_up).into(),
+                up(c.admin_up).into(),
+                "QSFP-DD Double Density 8X Pluggable Transceiver".into(),
+                "N/A".into(),
+            ]
+        })
+        .collect();
+    tabulate(
+        &[
+            "Interface",
+            "Lanes",
+            "Speed",
+            "MTU",
+            "FEC",
+            "Alias",
+            "Vlan",
+            "Oper",
+            "Admin",
+            "Type",
+            "Asym PFC",
+        ],
+        &rows,
+    )
+}
+
+/// The running CONFIG_DB, tables of keys of string fields: `PORT`,
+/// `PORT_QOS_MAP` (`pfc_enable`), `QUEUE` → `WRED_PROFILE` for the queues
+/// the model marks ECN on, `PFC_WD` on every port with a lossless queue
+/// (what `pfcwd start_default` arms when the image enables it by default;
+/// the model has no watchdog of its own), `DEVICE_METADATA`.
+fn config_db(inv: &Inventory, world: &World, s: SwitchId) -> String {
+    let ps = ports(world, s);
+    let mut port = Map::new();
+    let mut qos = Map::new();
+    let mut queue = Map::new();
+    let mut wd = Map::new();
+    // One WRED profile per distinct setting, named as SONiC's RoCE
+    // templates name the first.
+    let mut profiles: BTreeMap<(u64, u64, u32), String> = BTreeMap::new();
+    for (k, &p) in ps.iter().enumerate() {
+        let c = &world.port_cfg[p];
+        port.insert(
+            c.name.clone(),
+            json!({
+                "admin_status": if c.admin_up { "up" } else { "down" },
+                "alias": format!("etp{}", k + 1),
+                "index": (k + 1).to_string(),
+                "mtu": c.mtu.to_string(),
+                "speed": c.speed_mbps.to_string(),
+                "fec": "rs",
+            }),
+        );
+        let on: Vec<String> = (0..8)
+            .filter(|&i| c.pfc[i])
+            .map(|i| i.to_string())
+            .collect();
+        if !on.is_empty() {
+            qos.insert(
+                c.name.clone(),
+                json!({"pfc_enable": on.join(","), "pfc_to_queue_map": "AZURE", "tc_to_queue_map": "AZURE"}),
+            );
+            wd.insert(
+                c.name.clone(),
+                json!({"action": "drop", "detection_time": "200", "restoration_time": "200"}),
+            );
+        }
+        for (tc, e) in c.ecn.iter().enumerate() {
+            let Some(e) = e else { continue };
+            let n = profiles.len();
+            let name = profiles
+                .entry(*e)
+                .or_insert_with(|| match n {
+                    0 => "AZURE_LOSSLESS".to_string(),
+                    n => format!("AZURE_LOSSLESS_{n}"),
+                })
+                .clone();
+            queue.insert(
+                format!("{}|{tc}", c.name),
+                json!({"scheduler": "scheduler.0", "wred_profile": name}),
+            );
+        }
+    }
+    let wred: Map<String, Value> = profiles
+        .iter()
+        .map(|((min, max, pct), name)| {
+            (
+                name.clone(),
+                json!({
+                    "ecn": "ecn_all",
+                    "green_min_threshold": min.to_string(),
+                    "green_max_threshold": max.to_string(),
+                    "green_drop_probability": pct.to_string(),
+                    "wred_green_enable": "true",
+                }),
+            )
+        })
+        .collect();
+    if !wd.is_empty() {
+        wd.insert("GLOBAL".into(), json!({"POLL_INTERVAL": "200"}));
+    }
+    let sw = &inv.switches[s];
+    let mut db = Map::new();
+    db.insert(
+        "DEVICE_METADATA".into(),
+        json!({"localhost": {
+            "hostname": sw.name,
+            "bgp_asn": asn(inv, s).to_string(),
+            "type": if sw.role == SwitchRole::Leaf { "LeafRouter" } else { "SpineRouter" },
+            "hwsku": "Mellanox-SN4600C-C64",
+            "platform": "x86_64-mlnx_msn4600c-r0",
+        }}),
+    );
+    db.insert("PORT".into(), Value::Object(port));
+    for (name, t) in [
+        ("PORT_QOS_MAP", qos),
+        ("QUEUE", queue),
+        ("WRED_PROFILE", wred),
+        ("PFC_WD", wd),
+    ] {
+        if !t.is_empty() {
+            db.insert(name.into(), Value::Object(t));
+        }
+    }
+    // sonic-cfggen prints with json.dumps(indent=4, sort_keys=True).
+    format!(
+        "{}\n",
+        serde_json::to_string_pretty(&Value::Object(db)).unwrap_or_default()
+    )
+}
+
+fn version(inv: &Inventory) -> String {
+    let v = inv
+        .fabric
+        .versions
+        .nos
+        .clone()
+        .unwrap_or_else(|| SONIC_VERSION.into());
+    format!(
+        "---\nbuild_version: '{v}'\ndebian_version: '12.5'\nkernel_version: '6.1.0-11-2-amd64'\nasic_type: mellanox\ncommit_id: 'b7d2c5e1'\nbuild_date: Tue Mar 12 04:11:49 UTC 2024\nbuilt_by: AzDevOps@vmss-soni001\n"
+    )
+}
+
+/// What a read prints, from the model as it is now.
+pub fn answer(inv: &Inventory, world: &World, s: SwitchId, read: &Read) -> String {
+    match read {
+        Read::Portstat(p) => portstat(world, *p),
+        Read::Pfcstat => pfcstat(world, s),
+        Read::Queuestat(p) => queuestat(world, *p),
+        Read::ConfigDb => config_db(inv, world, s),
+        Read::Status => status(world, s),
+        Read::Version => version(inv),
+        Read::Lldp => {
+            let ps: Vec<_> = ports(world, s)
+                .iter()
+                .map(|&p| &world.port_cfg[p])
+                .collect();
+            lldp::switch_lldpctl_json0(&inv.switches[s].name, &ps)
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! The `sonic` leaves of the emulated pod, read and changed the way the
+//! harness does: queries built by the sonic platform, composed into one
+//! `sh -c` per switch, answers split by `switch::answers` and read by the
+//! platform's own parsers.
+
+use std::time::Duration;
+
+use super::Emulator;
+use crate::config::check::parse_inventory;
+use crate::config::model::Inventory;
+use crate::counters::{Canonical, Reading};
+use crate::exec::types::{Invocation, InvocationOutput, Role, StepCommands};
+use crate::switch::fault::Action;
+use crate::switch::{self, Answer, Fact, Platform, Query};
+
+fn pod() -> Inventory {
+    let text = include_str!("../../inventory/emulated-sonic.yaml");
+    parse_inventory("emulated-sonic.yaml", text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn line(host: &str, argv: Vec<String>, secs: f64) -> Invocation {
+    Invocation {
+        host: host.into(),
+        argv,
+        env: Vec::new(),
+        role: Role::Probe,
+        timeout: Duration::from_secs(60),
+        at: Duration::from_secs_f64(secs),
+    }
+}
+
+/// The queries as one composed invocation at `secs`.
+fn composed(host: &str, qs: &[Query], secs: f64) -> Invocation {
+    let mut i = switch::invocation(host, qs, Duration::from_secs(60), Duration::ZERO);
+    i.at = Duration::from_secs_f64(secs);
+    i
+}
+
+fn bw_pair(server: &str, client: &str) -> StepCommands {
+    let s = "ib_write_bw -d mlx5_0 -x 3 -F --report_gbits -s 1048576 -D 10 -p 18515";
+    let words = |l: &str| l.split_whitespace().map(String::from).collect();
+    let mut srv = line(server, words(s), 0.0);
+    srv.role = Role::Server;
+    let mut cli = line(client, words(&format!("{s} {server}.mgmt")), 0.0);
+    cli.role = Role::Client;
+    StepCommands {
+        invocations: vec![srv, cli],
+    }
+}
+
+fn answers(qs: &[Query], o: &InvocationOutput) -> Vec<Answer> {
+    assert!(o.failure.is_none(), "{o:?}");
+    let a = switch::answers(qs, o);
+    assert_eq!(a.len(), qs.len());
+    a
+}
+
+fn total(r: &[Reading], c: Canonical) -> u64 {
+    r.iter()
+        .filter(|x| x.canonical == c && x.priority.is_none() && x.queue.is_none())
+        .map(|x| x.value)
+        .sum()
+}
+
+fn counters(p: &dyn Platform, o: &InvocationOutput, port: &str) -> Vec<Vec<Reading>> {
+    let qs = p.counter_queries(port);
+    answers(&qs, o)
+        .iter()
+        .zip(&qs)
+        .map(|(a, q)| {
+            assert_eq!(a.exit, Some(0), "{}: {}", q.display(), a.text);
+            p.parse_counters(q, a)
+                .unwrap_or_else(|e| panic!("{}: {e}\n{}", q.display(), a.text))
+        })
+        .collect()
+}
+
+/// A rail pair through one leaf, read once it has ended: `portstat -r` and
+/// `queuestat` count what the model sent to the server's port, the RoCE
+/// queue's bytes the same traffic; `pfcstat`'s row is the asked port's.
+#[test]
+fn sonic_counters_are_the_models_through_the_platforms_parsers() {
+    let inv = pod();
+    let p = switch::platform(inv.switches[0].driver);
+    assert_eq!(p.name(), "sonic");
+    let mut emu = Emulator::new(&inv, 3);
+    let qs = p.counter_queries("Ethernet2");
+    let out = emu.run_batch(&[
+        bw_pair("gpu002", "gpu001"),
+        StepCommands {
+            invocations: vec![composed("r0-leaf1", &qs, 30.0)],
+        },
+    ]);
+    let got = counters(p, &out[1][0], "Ethernet2");
+    let port = &emu.world.port[emu.fabric.port(0, "Ethernet2").unwrap()];
+    let pkts = total(&got[0], Canonical::TxPackets);
+    assert!(pkts > 10_000_000, "{pkts}");
+    assert_eq!(pkts, port.tx_packets.floor() as u64);
+    let q3: u64 = got[2]
+        .iter()
+        .filter(|r| r.canonical == Canonical::TxBytes && r.queue == Some(3))
+        .map(|r| r.value)
+        .sum();
+    assert_eq!(q3, port.prio[3].tx_bytes.floor() as u64);
+    assert!(q3 > 300_000_000_000, "{q3}");
+    // pfcstat prints every port; the reading is Ethernet2's 8+8 values.
+    assert_eq!(got[1].len(), 16);
+    // A port the switch does not have is an error, never zeros.
+    let bad = p.counter_queries("Ethernet99");
+    let out = emu.run_batch(&[StepCommands {
+        invocations: vec![composed("r0-leaf1", &bad, 31.0)],
+    }]);
+    let a = answers(&bad, &out[0][0]);
+    assert_ne!(a[0].exit, Some(0));
+    assert!(p.parse_counters(&bad[0], &a[0]).is_err());
+    assert!(p.parse_counters(&bad[1], &a[1]).is_err());
+}
+
+/// The audit's reads (CONFIG_DB, `show interfaces status`, the version
+/// file) and LLDP, through the platform's parsers.
+#[test]
+fn sonic_config_and_lldp_parse() {
+    let inv = pod();
+    let p = switch::platform(inv.switches[0].driver);
+    let ports = vec!["Ethernet1".to_string(), "Ethernet9".to_string()];
+    let cfg = p.config_queries(&ports);
+    let mut emu = Emulator::new(&inv, 1);
+    let out = emu.run_batch(&[StepCommands {
+        invocations: vec![
+            composed("r0-leaf1", &cfg, 0.0),
+            composed("r0-leaf1", &[p.lldp_query()], 0.0),
+        ],
+    }]);
+    let c = p.parse_config("r0-leaf1", &ports, &answers(&cfg, &out[0][0]));
+    assert!(format!("{:?}", c.nos_version).contains("SONiC."), "{c:?}");
+    assert_eq!(c.pfc_watchdog, Fact::Known(true));
+    let e1 = &c.ports[0];
+    assert_eq!(e1.link_up, Fact::Known(true));
+    assert_eq!(e1.speed_mbps, Fact::Known(400_000));
+    let cfg1 = &emu.world.port_cfg[emu.fabric.port(0, "Ethernet1").unwrap()];
+    assert_eq!(e1.mtu, Fact::Known(cfg1.mtu));
+    assert_eq!(e1.pfc, Fact::Known(cfg1.pfc));
+    let ecn = e1.ecn.known().unwrap();
+    let (min, max, _) = cfg1.ecn[3].unwrap();
+    assert_eq!(ecn.len(), 1, "{ecn:?}");
+    assert_eq!(
+        (ecn[0].tc, ecn[0].min_bytes, ecn[0].max_bytes, ecn[0].ecn),
+        (3, min, max, true)
+    );
+    let lldp = p
+        .parse_lldp(&answers(&[p.lldp_query()], &out[0][1])[0])
+        .unwrap();
+    assert_eq!(lldp.len(), 16);
+    let n9 = lldp.iter().find(|n| n.interface == "Ethernet9").unwrap();
+    assert_eq!(n9.chassis_name.as_deref(), Some("spine1"));
+}
+
+/// The plain change `fault::emulated_step` sends (`config interface
+/// shutdown`) takes the port down in the model and the status read shows
+/// it; `startup` brings it back; the bgp service stop takes routing down.
+#[test]
+fn sonic_plain_faults_act_on_the_model() {
+    let inv = pod();
+    let p = switch::platform(inv.switches[0].driver);
+    let d = p.faults();
+    let action = Action::PortsDown(vec!["Ethernet1".into()]);
+    let (apply, undo) = d.plain(&action, &Default::default());
+    let cfg = p.config_queries(&["Ethernet1".to_string()]);
+    let mut emu = Emulator::new(&inv, 1);
+    let at = |q: &Query, t| line("r0-leaf1", q.command_line(), t);
+    let out = emu.run_batch(&[StepCommands {
+        invocations: vec![
+            at(&apply[0], 1.0),
+            composed("r0-leaf1", &cfg, 2.0),
+            line("gpu001", vec!["ethtool".into(), "rdma0".into()], 2.0),
+            at(&undo[0], 4.0),
+            composed("r0-leaf1", &cfg, 5.0),
+        ],
+    }]);
+    let applied = switch::single_answer(&apply[0], &out[0][0]);
+    assert_eq!(applied.exit, Some(0), "{}", applied.text);
+    let down = p.parse_config(
+        "r0-leaf1",
+        &["Ethernet1".into()],
+        &answers(&cfg, &out[0][1]),
+    );
+    assert_eq!(down.ports[0].link_up, Fact::Known(false));
+    assert!(out[0][2].stdout.contains("Link detected: no"));
+    let up = p.parse_config(
+        "r0-leaf1",
+        &["Ethernet1".into()],
+        &answers(&cfg, &out[0][4]),
+    );
+    assert_eq!(up.ports[0].link_up, Fact::Known(true));
+
+    let (stop, _) = d.plain(&Action::RoutingStop, &Default::default());
+    let mut emu = Emulator::new(&inv, 1);
+    let out = emu.run_batch(&[StepCommands {
+        invocations: vec![at(&stop[0], 1.0)],
+    }]);
+    assert_eq!(out[0][0].exit, Some(0), "{:?}", out[0][0]);
+    assert!(!emu.fabric.routing[0]);
+    // A port the switch does not have is refused as sonic-utilities does.
+    let (bad, _) = d.plain(
+        &Action::PortsDown(vec!["Ethernet99".into()]),
+        &Default::default(),
+    );
+    let out = emu.run_batch(&[StepCommands {
+        invocations: vec![at(&bad[0], 2.0)],
+    }]);
+    assert_ne!(out[0][0].exit, Some(0));
+}
