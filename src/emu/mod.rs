@@ -111,6 +111,7 @@ mod batch;
 mod cjson;
 mod config_out;
 mod congestion;
+mod cumulus_out;
 mod fabric;
 mod host_out;
 mod iperf;
@@ -472,6 +473,9 @@ impl Emulator {
                 return p;
             }
             if let Some(p) = sonic_out::parse(&self.inv, &self.world, sw, argv) {
+                return p;
+            }
+            if let Some(p) = cumulus_out::parse(&self.inv, &self.world, sw, argv) {
                 return p;
             }
             return probe::parse_switch(&self.fabric, sw, argv).unwrap_or_else(|| not_found(cmd));
@@ -1590,6 +1594,8 @@ pub(crate) mod testutil {
 mod tests;
 #[cfg(test)]
 mod tests_api;
+#[cfg(test)]
+mod tests_cumulus;
 #[cfg(test)]
 mod tests_config;
 #[cfg(test)]

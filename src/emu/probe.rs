@@ -77,6 +77,8 @@ pub enum Probe {
     Kernel,
     /// A read of a `sonic` switch (`sonic_out`).
     Sonic(SwitchId, super::sonic_out::Read),
+    /// A read of a `cumulus` switch (`cumulus_out`).
+    Cumulus(super::cumulus_out::Read),
     /// Several reads in one command (`exec::compose`): each a read, or the
     /// output and exit status of a part that is not one.
     Composed(Vec<Result<Probe, (String, i32)>>),
@@ -571,6 +573,7 @@ impl Emulator {
             }
             Probe::Kernel => format!("{}\n", config_out::SWITCH_KERNEL),
             Probe::Sonic(s, r) => super::sonic_out::answer(&self.inv, w, *s, r),
+            Probe::Cumulus(r) => super::cumulus_out::answer(&self.inv, w, r),
             Probe::PortStats(p) => switch_out::ethtool_stats(&w.port_cfg[*p], &w.port[*p]),
             Probe::PortSettings(p) => {
                 let c = &w.port_cfg[*p];

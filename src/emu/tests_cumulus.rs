@@ -1,0 +1,163 @@
+//! The `cumulus` leaves of the emulated pod, read and changed the way the
+//! harness does: queries built by the cumulus platform, composed into one
+//! `sh -c` per switch, answers split by `switch::answers` and read by the
+//! platform's own parsers.
+
+use std::time::Duration;
+
+use super::Emulator;
+use crate::config::check::parse_inventory;
+use crate::config::model::Inventory;
+use crate::counters::{Canonical, Reading};
+use crate::exec::types::{Invocation, InvocationOutput, Role, StepCommands};
+use crate::switch::fault::Action;
+use crate::switch::{self, Answer, Fact, Platform, Query};
+
+fn pod() -> Inventory {
+    let text = include_str!("../../inventory/emulated-cumulus.yaml");
+    parse_inventory("emulated-cumulus.yaml", text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn line(host: &str, argv: Vec<String>, secs: f64) -> Invocation {
+    Invocation {
+        host: host.into(),
+        argv,
+        env: Vec::new(),
+        role: Role::Probe,
+        timeout: Duration::from_secs(60),
+        at: Duration::from_secs_f64(secs),
+    }
+}
+
+/// The queries as one composed invocation at `secs`.
+fn composed(host: &str, qs: &[Query], secs: f64) -> Invocation {
+    let mut i = switch::invocation(host, qs, Duration::from_secs(60), Duration::ZERO);
+    i.at = Duration::from_secs_f64(secs);
+    i
+}
+
+fn bw_pair(server: &str, client: &str) -> StepCommands {
+    let s = "ib_write_bw -d mlx5_0 -x 3 -F --report_gbits -s 1048576 -D 10 -p 18515";
+    let words = |l: &str| l.split_whitespace().map(String::from).collect();
+    let mut srv = line(server, words(s), 0.0);
+    srv.role = Role::Server;
+    let mut cli = line(client, words(&format!("{s} {server}.mgmt")), 0.0);
+    cli.role = Role::Client;
+    StepCommands {
+        invocations: vec![srv, cli],
+    }
+}
+
+fn answers(qs: &[Query], o: &InvocationOutput) -> Vec<Answer> {
+    assert!(o.failure.is_none(), "{o:?}");
+    let a = switch::answers(qs, o);
+    assert_eq!(a.len(), qs.len());
+    a
+}
+
+fn total(r: &[Reading], c: Canonical) -> u64 {
+    r.iter()
+        .filter(|x| x.canonical == c && x.priority.is_none() && x.queue.is_none())
+        .map(|x| x.value)
+        .sum()
+}
+
+fn counters(p: &dyn Platform, o: &InvocationOutput, port: &str) -> Vec<Vec<Reading>> {
+    let qs = p.counter_queries(port);
+    answers(&qs, o)
+        .iter()
+        .zip(&qs)
+        .map(|(a, q)| {
+            assert_eq!(a.exit, Some(0), "{}: {}", q.display(), a.text);
+            p.parse_counters(q, a)
+                .unwrap_or_else(|e| panic!("{}: {e}\n{}", q.display(), a.text))
+        })
+        .collect()
+}
+
+/// A rail pair through one leaf, read once it has ended: the link stats
+/// count what the model sent to the server's port, the RoCE traffic class
+/// the same bytes, the ECN marks the port's.
+#[test]
+fn cumulus_counters_are_the_models_through_the_platforms_parsers() {
+    let inv = pod();
+    let p = switch::platform(inv.switches[0].driver);
+    assert_eq!(p.name(), "cumulus");
+    let mut emu = Emulator::new(&inv, 3);
+    let qs = p.counter_queries("swp2");
+    let out = emu.run_batch(&[
+        bw_pair("gpu002", "gpu001"),
+        StepCommands {
+            invocations: vec![composed("r0-leaf1", &qs, 30.0)],
+        },
+    ]);
+    let got = counters(p, &out[1][0], "swp2");
+    let port = &emu.world.port[emu.fabric.port(0, "swp2").unwrap()];
+    let bytes = total(&got[0], Canonical::TxBytes);
+    assert!(bytes > 300_000_000_000, "{bytes}");
+    assert_eq!(bytes, port.tx_bytes.floor() as u64);
+    assert_eq!(total(&got[0], Canonical::LinkDown), 0);
+    let tc3: u64 = got[1]
+        .iter()
+        .filter(|r| r.canonical == Canonical::TxBytes && r.queue == Some(3))
+        .map(|r| r.value)
+        .sum();
+    assert_eq!(tc3, port.prio[3].tx_bytes.floor() as u64);
+    let ecn: f64 = port.tc_ecn_marked.iter().sum();
+    assert_eq!(total(&got[1], Canonical::EcnMarked), ecn.floor() as u64);
+    // A port the switch does not have is NVUE's error, never zeros.
+    let bad = p.counter_queries("swp99");
+    let out = emu.run_batch(&[StepCommands {
+        invocations: vec![composed("r0-leaf1", &bad, 31.0)],
+    }]);
+    let a = answers(&bad, &out[0][0]);
+    assert_eq!(a[0].exit, Some(1));
+    assert!(p.parse_counters(&bad[0], &a[0]).is_err());
+    assert!(p.parse_counters(&bad[1], &a[1]).is_err());
+}
+
+/// The audit's reads (the link per port, the release) and LLDP through
+/// the platform's parsers; a port taken down by the plain fault (`ip link
+/// set`) reads down and counts one loss of link once it is back.
+#[test]
+fn cumulus_config_lldp_and_a_plain_fault() {
+    let inv = pod();
+    let p = switch::platform(inv.switches[0].driver);
+    let ports = vec!["swp1".to_string(), "swp9".to_string()];
+    let cfg = p.config_queries(&ports);
+    let (apply, undo) = p
+        .faults()
+        .plain(&Action::PortsDown(vec!["swp1".into()]), &Default::default());
+    let cq = p.counter_queries("swp1");
+    let mut emu = Emulator::new(&inv, 1);
+    let at = |q: &Query, t| line("r0-leaf1", q.command_line(), t);
+    let out = emu.run_batch(&[StepCommands {
+        invocations: vec![
+            composed("r0-leaf1", &cfg, 0.0),
+            composed("r0-leaf1", &[p.lldp_query()], 0.0),
+            at(&apply[0], 1.0),
+            composed("r0-leaf1", &cfg, 2.0),
+            at(&undo[0], 4.0),
+            composed("r0-leaf1", &cq, 5.0),
+        ],
+    }]);
+    let c = p.parse_config("r0-leaf1", &ports, &answers(&cfg, &out[0][0]));
+    assert_eq!(c.nos_version, Fact::Known("Cumulus Linux 5.9.0".into()));
+    let cfg1 = &emu.world.port_cfg[emu.fabric.port(0, "swp1").unwrap()];
+    assert_eq!(c.ports[0].link_up, Fact::Known(true));
+    assert_eq!(c.ports[0].speed_mbps, Fact::Known(400_000));
+    assert_eq!(c.ports[0].mtu, Fact::Known(cfg1.mtu));
+    assert_eq!(c.ports[1].link_up, Fact::Known(true));
+    let lldp = p
+        .parse_lldp(&answers(&[p.lldp_query()], &out[0][1])[0])
+        .unwrap();
+    assert_eq!(lldp.len(), 16);
+    let n9 = lldp.iter().find(|n| n.interface == "swp9").unwrap();
+    assert_eq!(n9.chassis_name.as_deref(), Some("spine1"));
+    let applied = switch::single_answer(&apply[0], &out[0][2]);
+    assert_eq!(applied.exit, Some(0), "{}", applied.text);
+    let down = p.parse_config("r0-leaf1", &ports, &answers(&cfg, &out[0][3]));
+    assert_eq!(down.ports[0].link_up, Fact::Known(false));
+    let got = counters(p, &out[0][5], "swp1");
+    assert_eq!(total(&got[0], Canonical::LinkDown), 1);
+}

@@ -1,0 +1,176 @@
+//! `rocegate run` on the emulated pod with Cumulus Linux leaves
+//! (inventory/emulated-cumulus.yaml): the leaves are read by the cumulus
+//! platform's NVUE command lines and changed by its (linux) faults,
+//! answered by the emulated fabric from the same model as the `linux`
+//! switches.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+
+fn run(dir: &Path, extra: &[&str]) -> Vec<serde_json::Value> {
+    let mut args = vec![
+        "run",
+        "--progress",
+        "none",
+        "--inventory",
+        "inventory/emulated-cumulus.yaml",
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = Command::cargo_bin("rocegate")
+        .expect("binary is built")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(&args)
+        .output()
+        .expect("rocegate runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("GATE PASSED"), "{stdout}");
+    std::fs::read_to_string(dir.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn ledger_value(r: &serde_json::Value, canonical: &str) -> u64 {
+    r["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["canonical"] == canonical)
+        .filter_map(|c| c["status"]["value"].as_u64())
+        .sum()
+}
+
+/// The acceptance suite passes; every leaf's counters come from NVUE's
+/// link stats, its ECN marks from `counters qos`, its links from `nv show
+/// interface IF link -o json` (the audit checks every leaf port), and the
+/// leaf reset is FRR stopped and started.
+#[test]
+fn acceptance_on_cumulus_leaves_reads_their_counters_and_sends_the_faults() {
+    let tmp = tempfile::tempdir().unwrap();
+    let records = run(tmp.path(), &[]);
+    let ledger = |source: &str| -> Vec<&serde_json::Value> {
+        records
+            .iter()
+            .filter(|r| {
+                r["event"] == "ledger"
+                    && r["source"] == source
+                    && r["host"].as_str().unwrap().contains("-leaf")
+            })
+            .collect()
+    };
+    let ports = ledger("nv show interface link stats");
+    let leaves: std::collections::BTreeSet<&str> =
+        ports.iter().map(|r| r["host"].as_str().unwrap()).collect();
+    assert_eq!(leaves.len(), 16, "{leaves:?}");
+    assert!(ports
+        .iter()
+        .any(|r| r["test"] == "rail-bw" && ledger_value(r, "tx_bytes") > 100_000_000_000));
+    assert!(ledger("nv show interface counters qos")
+        .iter()
+        .any(|r| ledger_value(r, "ecn_marked") > 0));
+    // The audit read every leaf port's link and MTU from NVUE.
+    let audited = records
+        .iter()
+        .filter(|r| {
+            r["event"] == "verdict"
+                && r["test"] == "audit"
+                && r["component"].as_str().unwrap().contains("-leaf")
+                && r["component"].as_str().unwrap().contains(":swp")
+                && r["message"].as_str().unwrap().contains("switch.mtu")
+        })
+        .count();
+    assert_eq!(audited, 16 * 16);
+    let reset = records
+        .iter()
+        .find(|r| {
+            r["event"] == "sample" && r["test"] == "leaf-reset" && r["details"]["what"].is_string()
+        })
+        .expect("a leaf-reset sample");
+    let cmds = reset["commands"].to_string();
+    assert!(
+        cmds.contains("systemctl stop frr") && cmds.contains("systemctl start frr"),
+        "{cmds}"
+    );
+    for test in ["link-flap", "leaf-reset"] {
+        assert!(
+            records
+                .iter()
+                .any(|r| r["event"] == "verdict" && r["test"] == test && r["verdict"] == "pass"),
+            "{test}"
+        );
+    }
+}
+
+const FAULTS: &str = "suite:
+  name: cumulus-faults
+gate:
+  fail_on: [fail, error]
+tests:
+  - name: cross-leaf-bw
+    perftest: {tool: ib_write_bw, size: 1M, duration: 20s, qps: 8}
+    pattern: cross-leaf
+    rails: [0]
+    expect: {min_pct_of_line_rate: 50}
+  - name: uplink-flap
+    fault:
+      link_flap:
+        target: {select: uplink, rail: 0, pick: first}
+      during: cross-leaf-bw
+      at: 5s
+      for: 10s
+    expect: {workload: completes}
+  - name: leaf-ports-down
+    fault:
+      leaf_reset:
+        switch: {select: leaf, rail: 0, position: 1}
+        mode: ports_down
+      during: cross-leaf-bw
+      at: 5s
+      for: 10s
+    expect: {workload: may_fail}
+";
+
+/// Faults on a Cumulus leaf (linux's `ip link set`) take its ports down in
+/// the model: an uplink flap is ridden out by ECMP, a leaf's ports down
+/// for 10 s outlast every pair's retry budget, and the leaf's own NVUE
+/// link stats count the loss of link (`carrier-transitions`).
+#[test]
+fn cumulus_leaf_faults_take_ports_down_in_the_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = tmp.path().join("cumulus-faults.yaml");
+    std::fs::write(&suite, FAULTS).unwrap();
+    let records = run(
+        &tmp.path().join("run"),
+        &["--suite", suite.to_str().unwrap()],
+    );
+    let verdict = |test: &str| {
+        records
+            .iter()
+            .find(|r| r["event"] == "verdict" && r["test"] == test && r["kind"] == "fault")
+            .unwrap_or_else(|| panic!("no verdict for {test}"))
+            .clone()
+    };
+    let flap = verdict("uplink-flap");
+    assert_eq!(flap["value"], 0.0, "{flap}");
+    assert!(flap["component"]
+        .as_str()
+        .unwrap()
+        .contains("r0-leaf1:swp9"));
+    let down = verdict("leaf-ports-down");
+    assert_eq!(down["value"], 8.0, "{down}");
+    assert!(records.iter().any(|r| r["event"] == "ledger"
+        && r["test"] == "leaf-ports-down"
+        && r["host"] == "r0-leaf2"
+        && r["source"] == "nv show interface link stats"
+        && ledger_value(r, "link_down") == 1));
+}
