@@ -1,8 +1,8 @@
-"""What the EOS and NX-OS stand-ins (eos.py, nxos.py) share: TLS, Basic
+"""What the API stand-ins (eos.py, nxos.py, apic.py) share: TLS, Basic
 authentication, the request log, the device's ports and timers, the state
 file, and the rules that make a request slow, dropped, refused or busy.
 
-usage: eos.py|nxos.py CERT KEY CONFIG_JSON LOG_JSONL STATE_JSON
+usage: eos.py|nxos.py|apic.py CERT KEY CONFIG_JSON LOG_JSONL STATE_JSON
 
 CONFIG_JSON:
   user, password      the account the switch takes (anything else: 401)
@@ -19,6 +19,10 @@ CONFIG_JSON:
                       "delay" (answered `seconds` late, after it ran),
                       "drop" (the connection is reset before anything runs),
                       "status" (HTTP `status`, nothing runs)
+A platform whose API is REST (apic.py: every method, its own session
+cookie) sets `rest = True` and answers every request itself with
+`request(method, path, headers, body, rec) -> (status, content_type,
+text)`; the rules then match `METHOD PATH` (the path percent-decoded).
 Each request is one JSON line in LOG_JSONL: method, path, user, whether
 the password matched (never the password), the commands, and what the
 device made of them (sessions, timers, answer). Timers that fire add an
@@ -35,6 +39,7 @@ import struct
 import sys
 import threading
 import time
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 START = time.monotonic()
@@ -49,6 +54,8 @@ class Device:
     `serve(handler, body) -> (status, content_type, text, record)`."""
 
     path = "/"
+    # True: `request` answers every method (see the module's doc).
+    rest = False
 
     def __init__(self, config, log_path, state_path):
         self.config = config
@@ -148,6 +155,8 @@ def main(make):
                 self.close_connection = True
 
         def not_post(self):
+            if dev.rest:
+                return self.rest_request()
             length = int(self.headers.get("Content-Length") or 0)
             self.rfile.read(length)
             dev.log({"method": self.command, "path": self.path, "answer": 405})
@@ -155,7 +164,44 @@ def main(make):
 
         do_GET = do_PUT = do_DELETE = not_post
 
+        def drop(self, rec):
+            rec["answer"] = "dropped"
+            dev.log(rec)
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+            self.close_connection = True
+
+        def rest_request(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length).decode("utf-8", "replace")
+            with lock:
+                n = counter["n"]
+                counter["n"] += 1
+            path = urllib.parse.unquote(self.path)
+            rec = {"n": n, "method": self.command, "path": path}
+            if path != self.path:
+                rec["raw_path"] = self.path
+            rule = dev.rule_for(["%s %s" % (self.command, path)])
+            do = rule["do"] if rule else None
+            if do == "drop":
+                return self.drop(rec)
+            if do == "status":
+                rec["answer"] = rule["status"]
+                dev.log(rec)
+                self.answer(rule["status"], "text/plain", rule.get("body", "busy\n"))
+                return
+            status, ctype, text = dev.request(self.command, path, self.headers, body, rec)
+            rec.setdefault("answer", status)
+            if do == "delay":
+                rec["delayed_s"] = rule["seconds"]
+            dev.log(rec)
+            if do == "delay":
+                time.sleep(rule["seconds"])
+            self.answer(status, ctype, text)
+
         def do_POST(self):
+            if dev.rest:
+                return self.rest_request()
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length).decode("utf-8", "replace")
             with lock:
@@ -197,12 +243,7 @@ def main(make):
             rule = dev.rule_for(parsed.cmds)
             do = rule["do"] if rule else None
             if do == "drop":
-                rec["answer"] = "dropped"
-                dev.log(rec)
-                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                self.connection.close()
-                self.close_connection = True
-                return
+                return self.drop(rec)
             if do == "status":
                 rec["answer"] = rule["status"]
                 dev.log(rec)
