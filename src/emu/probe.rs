@@ -572,7 +572,7 @@ impl Emulator {
                 }
             }
             Probe::Kernel => format!("{}\n", config_out::SWITCH_KERNEL),
-            Probe::Sonic(s, r) => super::sonic_out::answer(&self.inv, w, *s, r),
+            Probe::Sonic(s, r) => super::sonic_out::answer(&self.inv, &self.fabric, w, *s, r),
             Probe::Cumulus(r) => super::cumulus_out::answer(&self.inv, w, r),
             Probe::PortStats(p) => switch_out::ethtool_stats(&w.port_cfg[*p], &w.port[*p]),
             Probe::PortSettings(p) => {

@@ -1,11 +1,13 @@
 //! What an emulated SONiC switch prints for the command lines the `sonic`
 //! platform sends (`switch::sonic`): `portstat -r -i PORT`, `pfcstat -s
 //! all`, `queuestat -p PORT`, the CONFIG_DB dump (`sonic-cfggen -d
-//! --print-data`), `show interfaces status`, `/etc/sonic/sonic_version.yml`
-//! and lldpd in its container (`docker exec lldp lldpctl -f json0`), from
-//! the same model the `linux` switches print from. The one change it reads
-//! is `config interface shutdown|startup PORT`; `systemctl stop|start bgp`
-//! and `vtysh` are FRR's and answered as on a linux switch (`probe`).
+//! --print-data`), `show interfaces status`, `/etc/sonic/sonic_version.yml`,
+//! lldpd in its container (`docker exec lldp lldpctl -f json0`) and the
+//! fault driver's prior-state script (the status table, FRR's `show bgp
+//! vrf all summary json`), from the same model the `linux` switches print
+//! from. The one change it reads is `config interface shutdown|startup
+//! PORT`; `systemctl stop|start bgp` and `vtysh` are FRR's and answered as
+//! on a linux switch (`probe`).
 //!
 //! It parses no answer: the platform does, on what this prints. Not
 //! printed: rates (`RX_BPS`, `RX_UTIL`, … are `N/A`: portstat computes
@@ -19,8 +21,14 @@ use serde_json::{json, Map, Value};
 use crate::config::inventory::{SwitchDriver, SwitchRole};
 use crate::config::model::{Inventory, SwitchId};
 
+use crate::config::model::End;
+use crate::switch::fault::{Action, Driver};
+use crate::switch::sonic::Sonic;
+use crate::switch::Query;
+
 use super::api_out::{asn, count};
 use super::batch::FaultCmd;
+use super::fabric::Fabric;
 use super::lldp;
 use super::probe::Probe;
 use super::world::World;
@@ -47,6 +55,10 @@ pub enum Read {
     Version,
     /// `docker exec lldp lldpctl -f json0`.
     Lldp,
+    /// The fault driver's prior-state read (`Driver::read_prior`): the
+    /// status table, the addresses of the port a withdrawn session runs
+    /// over, FRR's BGP summary.
+    Prior { addr_of: Option<usize> },
 }
 
 fn done(stdout: String, stderr: String, exit: i32) -> Parsed {
@@ -90,6 +102,9 @@ pub fn parse(inv: &Inventory, world: &World, s: SwitchId, argv: &[String]) -> Op
     if inv.switches[s].driver != SwitchDriver::Sonic {
         return None;
     }
+    if let Some(read) = prior(world, s, argv) {
+        return Some(Parsed::Probe(Probe::Sonic(s, read)));
+    }
     let w: Vec<&str> = argv.iter().map(String::as_str).collect();
     // portstat's and queuestat's answer to a port the switch does not have.
     let unknown = |tool: &str, x: &str| {
@@ -132,6 +147,26 @@ pub fn parse(inv: &Inventory, world: &World, s: SwitchId, argv: &[String]) -> Op
         _ => return None,
     };
     Some(Parsed::Probe(Probe::Sonic(s, read)))
+}
+
+/// The platform's prior-state script, recognised by building it again:
+/// the one every action but a withdrawn session sends, or that of a
+/// withdrawn session over one of the switch's ports.
+fn prior(world: &World, s: SwitchId, argv: &[String]) -> Option<Read> {
+    if argv.first().map(String::as_str) != Some("sh") {
+        return None;
+    }
+    let sent = Query::Argv(argv.to_vec());
+    if Sonic.read_prior(&Action::RoutingStop) == sent {
+        return Some(Read::Prior { addr_of: None });
+    }
+    ports(world, s)
+        .into_iter()
+        .find(|&p| {
+            let port = world.port_cfg[p].name.clone();
+            Sonic.read_prior(&Action::BgpPeerDown { port }) == sent
+        })
+        .map(|p| Read::Prior { addr_of: Some(p) })
 }
 
 /// A right-aligned `tabulate` table as sonic-utilities prints it
@@ -411,6 +446,74 @@ fn config_db(inv: &Inventory, world: &World, s: SwitchId) -> String {
     )
 }
 
+/// Whether the BGP session over inventory link `l` is Established: the
+/// link up, neither end shut, both switches routing.
+fn established(inv: &Inventory, fabric: &Fabric, world: &World, l: usize) -> bool {
+    let link = &inv.links[l];
+    let (End::Port { switch: a, .. }, End::Port { switch: b, .. }) = (&link.a, &link.b) else {
+        return false;
+    };
+    fabric.link_up[l]
+        && !fabric.session_down[l]
+        && [*a, *b]
+            .iter()
+            .all(|&x| fabric.routing[x] && !world.rebooting[x] && !world.api.bgp_shut[x])
+}
+
+/// FRR's `show bgp vrf all summary json`: BGP unnumbered, so each
+/// session's peer is named by the port it runs over. Empty when the bgp
+/// container is stopped (`vtysh` fails; the script drops its stderr).
+fn bgp_summary(inv: &Inventory, fabric: &Fabric, world: &World, s: SwitchId) -> String {
+    if !fabric.routing[s] || world.rebooting[s] {
+        return String::new();
+    }
+    let mut peers = Map::new();
+    for &l in &inv.switches[s].links {
+        let link = &inv.links[l];
+        let (End::Port { switch: a, .. }, End::Port { switch: b, .. }) = (&link.a, &link.b) else {
+            continue;
+        };
+        let (p, peer) = if *a == s {
+            (2 * l, *b)
+        } else {
+            (2 * l + 1, *a)
+        };
+        let up = established(inv, fabric, world, l);
+        peers.insert(
+            world.port_cfg[p].name.clone(),
+            json!({
+                "hostname": inv.switches[peer].name,
+                "remoteAs": asn(inv, peer),
+                "version": 4,
+                "state": if up { "Established" } else { "Active" },
+                "peerState": if fabric.peer_shut[l][p % 2] { "Admin" } else { "OK" },
+                "pfxRcd": if up { 16 } else { 0 },
+                "idType": "interface",
+            }),
+        );
+    }
+    let v = json!({"default": {"ipv4Unicast": {
+        "routerId": format!("10.1.0.{}", s + 1),
+        "as": asn(inv, s),
+        "vrfId": 0,
+        "vrfName": "default",
+        "peerCount": peers.len(),
+        "peers": peers,
+    }}});
+    serde_json::to_string_pretty(&v).unwrap_or_default()
+}
+
+/// `ip -o addr show dev PORT | sed 's/^/@@addr /'`: a BGP-unnumbered
+/// port has its IPv6 link-local address only.
+fn addr_lines(world: &World, p: usize, k: usize) -> String {
+    format!(
+        "@@addr {}: {}    inet6 fe80::5c:{:x}/64 scope link \\       valid_lft forever preferred_lft forever\n",
+        k + 20,
+        world.port_cfg[p].name,
+        p
+    )
+}
+
 fn version(inv: &Inventory) -> String {
     let v = inv
         .fabric
@@ -424,7 +527,7 @@ fn version(inv: &Inventory) -> String {
 }
 
 /// What a read prints, from the model as it is now.
-pub fn answer(inv: &Inventory, world: &World, s: SwitchId, read: &Read) -> String {
+pub fn answer(inv: &Inventory, fabric: &Fabric, world: &World, s: SwitchId, read: &Read) -> String {
     match read {
         Read::Portstat(p) => portstat(world, *p),
         Read::Pfcstat => pfcstat(world, s),
@@ -438,6 +541,19 @@ pub fn answer(inv: &Inventory, world: &World, s: SwitchId, read: &Read) -> Strin
                 .map(|&p| &world.port_cfg[p])
                 .collect();
             lldp::switch_lldpctl_json0(&inv.switches[s].name, &ps)
+        }
+        Read::Prior { addr_of } => {
+            let mut out = format!("@@status\n{}@@end\n", status(world, s));
+            if let Some(p) = addr_of {
+                let k = ports(world, s).iter().position(|x| x == p).unwrap_or(0);
+                out += &addr_lines(world, *p, k);
+            }
+            let bgp = bgp_summary(inv, fabric, world, s);
+            out += &format!(
+                "@@bgp\n{bgp}{}@@end\n",
+                if bgp.is_empty() { "" } else { "\n" }
+            );
+            out
         }
     }
 }

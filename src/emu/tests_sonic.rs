@@ -210,3 +210,50 @@ fn sonic_plain_faults_act_on_the_model() {
     }]);
     assert_ne!(out[0][0].exit, Some(0));
 }
+
+/// The fault driver's prior-state read (as a live fault sends it): the
+/// status table shows a port shut by `config interface shutdown`, FRR's
+/// summary names the leaf's AS and its eight sessions by port (BGP
+/// unnumbered), a withdrawn session's port is found, and with the bgp
+/// service stopped no routing daemon answers.
+#[test]
+fn sonic_prior_state_read_parses() {
+    let inv = pod();
+    let p = switch::platform(inv.switches[0].driver);
+    let d = p.faults();
+    let ports = Action::PortsDown(vec!["Ethernet1".into()]);
+    let peer = Action::BgpPeerDown {
+        port: "Ethernet9".into(),
+    };
+    let (shut, _) = d.plain(&ports, &Default::default());
+    let (stop, _) = d.plain(&Action::RoutingStop, &Default::default());
+    let at = |q: &Query, t| line("r0-leaf1", q.command_line(), t);
+    let mut emu = Emulator::new(&inv, 1);
+    let out = emu.run_batch(&[StepCommands {
+        invocations: vec![
+            at(&d.read_prior(&peer), 0.0),
+            at(&shut[0], 1.0),
+            at(&d.read_prior(&ports), 2.0),
+            at(&stop[0], 3.0),
+            at(&d.read_prior(&ports), 4.0),
+        ],
+    }]);
+    let read = |i: usize, a: &Action| {
+        let ans = switch::single_answer(&d.read_prior(a), &out[0][i]);
+        assert_eq!(ans.exit, Some(0), "{}", ans.text);
+        d.parse_prior(a, &ans)
+            .unwrap_or_else(|e| panic!("{e}\n{}", ans.text))
+    };
+    let before = read(0, &peer);
+    assert_eq!(before.asn.as_deref(), Some("65101"));
+    assert_eq!(
+        before.bgp.clone().unwrap(),
+        vec![("Ethernet9".to_string(), true)]
+    );
+    d.check_prior(&peer, &before).unwrap();
+    let down = read(2, &ports);
+    assert!(!down.ports[0].admin_up && !down.ports[0].oper_up);
+    assert_eq!(down.bgp.clone().unwrap().len(), 8);
+    let stopped = read(4, &ports);
+    assert!(stopped.bgp.is_none());
+}
