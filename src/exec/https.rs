@@ -105,6 +105,10 @@ pub enum ApiErrorKind {
     },
     #[error("the answer could not be read: {0}")]
     Body(String),
+    /// A request rocegate built wrong (a character HTTP does not allow in
+    /// a URI): never sent, and not the switch's fault.
+    #[error("the request could not be built (a rocegate bug; please report it): {0}")]
+    Request(String),
 }
 
 impl ApiErrorKind {
@@ -471,6 +475,7 @@ fn classify(e: &ureq::Error, timeout: Duration) -> ApiErrorKind {
         ureq::Error::Timeout(_) => ApiErrorKind::Timeout(timeout),
         ureq::Error::Tls(m) => ApiErrorKind::Tls(m.to_string()),
         ureq::Error::Rustls(r) => ApiErrorKind::Tls(r.to_string()),
+        ureq::Error::Http(h) => ApiErrorKind::Request(h.to_string()),
         ureq::Error::Io(io) => {
             let m = io.to_string();
             // rustls reports a certificate it rejects as an io error

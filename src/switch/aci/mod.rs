@@ -161,9 +161,12 @@ impl Driver for Aci {
             .map(|p| get(&format!("{}/phys.json", phys(p))))
             .collect();
         // This switch's out-of-service objects (the transport fills in
-        // `{node}`): someone else's on a port of the fault refuses it.
+        // `{node}`): someone else's on a port of the fault refuses it. The
+        // filter's quotes are percent-encoded (HTTP refuses a raw `"` in a
+        // query); the DNs' brackets are sent raw, as the APIC's own
+        // clients do.
         r.push(get(
-            "/api/class/fabricRsOosPath.json?query-target-filter=wcard(fabricRsOosPath.tDn,\"paths-{node}/\")",
+            "/api/class/fabricRsOosPath.json?query-target-filter=wcard(fabricRsOosPath.tDn,%22paths-{node}/%22)",
         ));
         rest(r)
     }
@@ -209,6 +212,17 @@ impl Driver for Aci {
                 prior.errdisabled.join(", ")
             ));
         }
+        // `pending` holds this switch's out-of-service objects rocegate did
+        // not create, by tDn (`…/pathep-[eth1/1]`): named first, since it
+        // is also why such a port reads as out of service.
+        for p in action.ports() {
+            let ep = format!("/pathep-[{}]", normalise_port(p));
+            if let Some(other) = prior.pending.iter().find(|t| t.ends_with(&ep)) {
+                return Err(format!(
+                    "{other} already has an out-of-service object that rocegate did not create: leave it to its owner"
+                ));
+            }
+        }
         let down: Vec<&str> = prior
             .ports
             .iter()
@@ -220,16 +234,6 @@ impl Driver for Aci {
                 "{} already out of service at the APIC: a fault starts only from ports in service",
                 down.join(", ")
             ));
-        }
-        // `pending` holds this switch's out-of-service objects rocegate did
-        // not create, by tDn (`…/pathep-[eth1/1]`).
-        for p in action.ports() {
-            let ep = format!("/pathep-[{}]", normalise_port(p));
-            if let Some(other) = prior.pending.iter().find(|t| t.ends_with(&ep)) {
-                return Err(format!(
-                    "{other} already has an out-of-service object that rocegate did not create: leave it to its owner"
-                ));
-            }
         }
         Ok(())
     }

@@ -71,7 +71,7 @@ fn prior_state_refuses_ports_out_of_service_fabric_ports_and_others_objects() {
         "GET /api/mo/topology/pod-{pod}/node-{node}/sys/phys-[eth1/1]/phys.json"
     );
     assert!(
-        read[1].contains("wcard(fabricRsOosPath.tDn,\"paths-{node}/\")"),
+        read[1].contains("wcard(fabricRsOosPath.tDn,%22paths-{node}/%22)"),
         "{read:?}"
     );
     let answer = |phys: Value, o: Value| ok(json!([phys, o]));
