@@ -1595,9 +1595,9 @@ mod tests;
 #[cfg(test)]
 mod tests_api;
 #[cfg(test)]
-mod tests_cumulus;
-#[cfg(test)]
 mod tests_config;
+#[cfg(test)]
+mod tests_cumulus;
 #[cfg(test)]
 mod tests_faults;
 #[cfg(test)]
