@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 
-use super::{eos, nxos, Answer, Api, ApiQuery, Form};
+use super::{eos, nxos, Answer, Api, ApiQuery, Form, Query};
 use crate::exec::apicall::{self, Call, CallResult};
 use crate::exec::InvocationOutput;
 
@@ -24,6 +24,22 @@ pub const NEEDS_PRIVILEGE: i32 = 5;
 pub const NO_JSON: i32 = 3;
 /// Any other refusal, or an answer that could not be read.
 pub const FAILED: i32 = 1;
+
+/// Which of `templates` (`show interfaces {} counters errors`) a one-command
+/// API query fills in, and with which port: how a platform knows what a
+/// counter query it built reads.
+pub fn templated<'a>(
+    q: &Query,
+    templates: impl Iterator<Item = &'a str>,
+) -> Option<(usize, String)> {
+    let Query::Api(a) = q else { return None };
+    let cmd = a.cmds.first()?;
+    templates.enumerate().find_map(|(i, t)| {
+        let (pre, post) = t.split_once("{}")?;
+        let port = cmd.strip_prefix(pre)?.strip_suffix(post)?;
+        (!port.contains(' ')).then(|| (i, port.to_string()))
+    })
+}
 
 /// One call and the queries (by index) whose commands it carries.
 struct Group<'a> {

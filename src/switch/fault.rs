@@ -104,6 +104,37 @@ pub struct State {
 }
 
 impl State {
+    /// Refuses a start from ports administratively down or BGP sessions
+    /// not Established: someone else's work, not a fault's.
+    pub fn healthy(&self) -> Result<(), String> {
+        let down: Vec<&str> = self
+            .ports
+            .iter()
+            .filter(|p| !p.admin_up)
+            .map(|p| p.name.as_str())
+            .collect();
+        if !down.is_empty() {
+            return Err(format!(
+                "{} already administratively down: a fault starts only from ports that are up",
+                down.join(", ")
+            ));
+        }
+        let idle: Vec<&str> = self
+            .bgp
+            .iter()
+            .flatten()
+            .filter(|p| !p.1)
+            .map(|p| p.0.as_str())
+            .collect();
+        if !idle.is_empty() {
+            return Err(format!(
+                "BGP not Established with {}: a fault starts only from a healthy fabric",
+                idle.join(", ")
+            ));
+        }
+        Ok(())
+    }
+
     /// One line for the journal and messages.
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();
@@ -212,14 +243,35 @@ pub trait Driver: Sync {
     }
     /// Whether the device is back to `prior`: every port it had up is up
     /// with carrier, every session it had established is established.
-    fn settled(&self, prior: &State, now: &State) -> bool;
+    /// The same on every platform so far.
+    fn settled(&self, prior: &State, now: &State) -> bool {
+        let ports = prior.ports.iter().all(|p| {
+            now.ports
+                .iter()
+                .find(|n| n.name == p.name)
+                .is_some_and(|n| n.admin_up == p.admin_up && (n.oper_up || !p.oper_up))
+        });
+        let bgp = match (&prior.bgp, &now.bgp) {
+            (None, _) => true,
+            (Some(_), None) => false,
+            (Some(before), Some(after)) => before
+                .iter()
+                .filter(|p| p.1)
+                .all(|p| after.iter().any(|a| a.0 == p.0 && a.1)),
+        };
+        ports && bgp
+    }
     /// The plain requests of a change, one per action, for a model of the
     /// fabric that reads them one by one (the emulator): no dead-man,
     /// systemd. `prior` is what the device answered to
     /// [`Driver::read_prior`] where the change names state it reads first
     /// (the BGP AS of an eos or nxos switch); a platform reached by argv
     /// gets [`State::default`].
-    fn plain(&self, action: &Action, prior: &State) -> (Vec<Query>, Vec<Query>);
+    /// By default the change without its dead-man, and its undo.
+    fn plain(&self, action: &Action, prior: &State) -> (Vec<Query>, Vec<Query>) {
+        let c = self.change(action, prior, None);
+        (c.apply, vec![c.undo])
+    }
 }
 
 fn excerpt(s: &str) -> String {

@@ -276,15 +276,6 @@ impl Driver for Aci {
             _ => Next::Failed(refusal(sent, a)),
         }
     }
-
-    fn settled(&self, prior: &State, now: &State) -> bool {
-        crate::switch::linux::Linux.settled(prior, now)
-    }
-
-    fn plain(&self, action: &Action, prior: &State) -> (Vec<Query>, Vec<Query>) {
-        let c = self.change(action, prior, None);
-        (c.apply, vec![c.undo])
-    }
 }
 
 /// Counter reads of a port: the RMON children of its `l1PhysIf`.

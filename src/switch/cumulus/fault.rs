@@ -220,10 +220,6 @@ impl Driver for CumulusFaults {
         Linux.undo_next(ports, sent, a)
     }
 
-    fn settled(&self, prior: &State, now: &State) -> bool {
-        Linux.settled(prior, now)
-    }
-
     fn plain(&self, action: &Action, prior: &State) -> (Vec<Query>, Vec<Query>) {
         Linux.plain(action, prior)
     }

@@ -89,13 +89,7 @@ fn counter_cmd(template: &str, port: &str) -> String {
 
 /// Which [`COUNTERS`] entry a query is, and the port it asks about.
 fn counter_of(q: &Query) -> Option<(usize, String)> {
-    let Query::Api(a) = q else { return None };
-    let cmd = a.cmds.first()?;
-    COUNTERS.iter().enumerate().find_map(|(i, (_, t, _))| {
-        let (pre, post) = t.split_once("{}")?;
-        let port = cmd.strip_prefix(pre)?.strip_suffix(post)?;
-        (!port.contains(' ')).then(|| (i, port.to_string()))
-    })
+    crate::switch::call::templated(q, COUNTERS.iter().map(|c| c.1))
 }
 
 /// The session a fault's change is made in: `rocegate-` and the fault id,
@@ -329,31 +323,7 @@ impl Driver for Eos {
                 prior.errdisabled.join(", ")
             ));
         }
-        let down: Vec<&str> = prior
-            .ports
-            .iter()
-            .filter(|p| !p.admin_up)
-            .map(|p| p.name.as_str())
-            .collect();
-        if !down.is_empty() {
-            return Err(format!(
-                "{} already administratively down: a fault starts only from ports that are up",
-                down.join(", ")
-            ));
-        }
-        if let Some(peers) = &prior.bgp {
-            let idle: Vec<&str> = peers
-                .iter()
-                .filter(|p| !p.1)
-                .map(|p| p.0.as_str())
-                .collect();
-            if !idle.is_empty() {
-                return Err(format!(
-                    "BGP not Established with {}: a fault starts only from a healthy fabric",
-                    idle.join(", ")
-                ));
-            }
-        }
+        prior.healthy()?;
         if let Action::BgpPeerDown { port } = action {
             if let Some(p) = prior.ports.iter().find(|p| !p.oper_up) {
                 return Err(format!(
@@ -448,15 +418,6 @@ impl Driver for Eos {
             Some(0) => Next::Done,
             _ => failed(),
         }
-    }
-
-    fn settled(&self, prior: &State, now: &State) -> bool {
-        crate::switch::linux::Linux.settled(prior, now)
-    }
-
-    fn plain(&self, action: &Action, prior: &State) -> (Vec<Query>, Vec<Query>) {
-        let c = self.change(action, prior, None);
-        (c.apply, vec![c.undo])
     }
 }
 

@@ -361,24 +361,6 @@ i=0; until pgrep -f {} >/dev/null; do i=$((i+1)); if [ $i -ge 40 ]; then echo 'r
         }
     }
 
-    fn settled(&self, prior: &State, now: &State) -> bool {
-        let ports = prior.ports.iter().all(|p| {
-            now.ports
-                .iter()
-                .find(|n| n.name == p.name)
-                .is_some_and(|n| n.admin_up == p.admin_up && (n.oper_up || !p.oper_up))
-        });
-        let bgp = match (&prior.bgp, &now.bgp) {
-            (None, _) => true,
-            (Some(_), None) => false,
-            (Some(before), Some(after)) => before
-                .iter()
-                .filter(|p| p.1)
-                .all(|p| after.iter().any(|a| a.0 == p.0 && a.1)),
-        };
-        ports && bgp
-    }
-
     fn plain(&self, action: &Action, _prior: &State) -> (Vec<Query>, Vec<Query>) {
         let words = |s: String| Query::Argv(s.split(' ').map(String::from).collect());
         let ports = ports_of(action);

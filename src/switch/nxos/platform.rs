@@ -115,13 +115,7 @@ const COUNTERS: [(&str, &str, CounterParser); 4] = [
 ];
 
 fn counter_of(query: &Query) -> Option<(usize, String)> {
-    let Query::Api(a) = query else { return None };
-    let cmd = a.cmds.first()?;
-    COUNTERS.iter().enumerate().find_map(|(i, (_, t, _))| {
-        let (pre, post) = t.split_once("{}")?;
-        let port = cmd.strip_prefix(pre)?.strip_suffix(post)?;
-        (!port.contains(' ')).then(|| (i, port.to_string()))
-    })
+    crate::switch::call::templated(query, COUNTERS.iter().map(|c| c.1))
 }
 
 /// The prior-state read: every port's state, BGP in every VRF and family.
@@ -251,31 +245,7 @@ impl Driver for Nxos {
                 prior.errdisabled.join(", ")
             ));
         }
-        let down: Vec<&str> = prior
-            .ports
-            .iter()
-            .filter(|p| !p.admin_up)
-            .map(|p| p.name.as_str())
-            .collect();
-        if !down.is_empty() {
-            return Err(format!(
-                "{} already administratively down: a fault starts only from ports that are up",
-                down.join(", ")
-            ));
-        }
-        if let Some(peers) = &prior.bgp {
-            let idle: Vec<&str> = peers
-                .iter()
-                .filter(|p| !p.1)
-                .map(|p| p.0.as_str())
-                .collect();
-            if !idle.is_empty() {
-                return Err(format!(
-                    "BGP not Established with {}: a fault starts only from a healthy fabric",
-                    idle.join(", ")
-                ));
-            }
-        }
+        prior.healthy()?;
         if matches!(action, Action::RoutingStop) && prior.asn.is_none() {
             return Err("no BGP instance answers `show bgp all summary vrf all`: routing is already stopped, or this switch runs none".into());
         }
@@ -346,15 +316,6 @@ impl Driver for Nxos {
             (Form::Text, _) => Next::Done,
             _ => Next::Failed(refusal(sent, a)),
         }
-    }
-
-    fn settled(&self, prior: &State, now: &State) -> bool {
-        crate::switch::linux::Linux.settled(prior, now)
-    }
-
-    fn plain(&self, action: &Action, prior: &State) -> (Vec<Query>, Vec<Query>) {
-        let c = self.change(action, prior, None);
-        (c.apply, vec![c.undo])
     }
 }
 

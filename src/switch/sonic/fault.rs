@@ -18,7 +18,6 @@ use super::platform::argv;
 use super::Sonic;
 use crate::exec::quote;
 use crate::switch::fault::{runs_over, Action, Change, Driver, PortState, State};
-use crate::switch::linux::Linux;
 use crate::switch::table::ruled_tables;
 use crate::switch::{Answer, Platform, Query};
 
@@ -373,12 +372,6 @@ if [ $rc -eq 0 ]; then sudo -n systemctl stop {timer} 2>/dev/null; if sudo -n sy
             armed: true,
             reboots: false,
         }
-    }
-
-    fn settled(&self, prior: &State, now: &State) -> bool {
-        // The same meaning as on a Linux box: ports back up with carrier,
-        // every session that was established established again.
-        Linux.settled(prior, now)
     }
 
     fn plain(&self, action: &Action, _prior: &State) -> (Vec<Query>, Vec<Query>) {
