@@ -17,6 +17,8 @@
 //! on; a wrong password is named with its status and never shown. Without
 //! python3, openssl or iperf3 the tests say so and skip.
 
+mod common;
+use common::tls::{pki, tools};
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -31,80 +33,6 @@ const TDN: &str = "topology/pod-1/paths-101/pathep-[eth1/1]";
 const PHYS: &str = "/api/mo/topology/pod-1/node-101/sys/phys-[eth1/1]/phys.json";
 const OOS_CLASS: &str =
     "/api/class/fabricRsOosPath.json?query-target-filter=wcard(fabricRsOosPath.tDn,\"paths-101/\")";
-
-fn tools() -> Result<(), String> {
-    for (tool, arg, pkg) in [
-        ("openssl", "version", "openssl"),
-        ("python3", "--version", "python3"),
-        ("iperf3", "--version", "iperf3"),
-    ] {
-        if Command::new(tool).arg(arg).output().is_err() {
-            return Err(format!("{tool} is not installed: apt-get install {pkg}"));
-        }
-    }
-    Ok(())
-}
-
-macro_rules! needs_tools {
-    () => {
-        if let Err(why) = tools() {
-            println!("skipped: {why}");
-            return;
-        }
-    };
-}
-
-fn sh(cmd: &mut Command) {
-    let o = cmd.output().expect("runs");
-    assert!(
-        o.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-/// A throwaway CA and a certificate for 127.0.0.1 signed by it.
-fn pki(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
-    let p = |f: &str| dir.join(f);
-    sh(Command::new("openssl")
-        .args([
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-        ])
-        .args(["-subj", "/CN=rocegate switch-faults test CA", "-keyout"])
-        .arg(p("ca.key"))
-        .arg("-out")
-        .arg(p("ca.pem")));
-    sh(Command::new("openssl")
-        .args([
-            "req",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-subj",
-            "/CN=127.0.0.1",
-        ])
-        .arg("-keyout")
-        .arg(p("switch.key"))
-        .arg("-out")
-        .arg(p("switch.csr")));
-    std::fs::write(
-        p("san.ext"),
-        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
-    )
-    .expect("ext");
-    sh(Command::new("openssl")
-        .args(["x509", "-req", "-days", "1", "-in"])
-        .arg(p("switch.csr"))
-        .arg("-CA")
-        .arg(p("ca.pem"))
-        .arg("-CAkey")
-        .arg(p("ca.key"))
-        .args(["-CAcreateserial", "-extfile"])
-        .arg(p("san.ext"))
-        .arg("-out")
-        .arg(p("switch.pem")));
-    (p("ca.pem"), p("switch.pem"), p("switch.key"))
-}
 
 /// A stand-in APIC and the files it writes.
 struct Apic {

@@ -3,50 +3,12 @@
 //! sonic platform's command lines, answered by the emulated fabric from the
 //! same model as the `linux` switches.
 
+mod common;
+use common::emulated::ledger_value;
 use std::path::Path;
 
-use assert_cmd::Command;
-
 fn run(dir: &Path, extra: &[&str]) -> Vec<serde_json::Value> {
-    let mut args = vec![
-        "run",
-        "--progress",
-        "none",
-        "--inventory",
-        "inventory/emulated-sonic.yaml",
-        "--out",
-        dir.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let out = Command::cargo_bin("rocegate")
-        .expect("binary is built")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(&args)
-        .output()
-        .expect("rocegate runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(stdout.contains("GATE PASSED"), "{stdout}");
-    std::fs::read_to_string(dir.join("results.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-fn ledger_value(r: &serde_json::Value, canonical: &str) -> u64 {
-    r["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["canonical"] == canonical)
-        .filter_map(|c| c["status"]["value"].as_u64())
-        .sum()
+    common::emulated::run("inventory/emulated-sonic.yaml", dir, extra)
 }
 
 /// The acceptance suite passes; every leaf's counters come from `portstat

@@ -1,0 +1,5 @@
+//! Helpers shared by integration tests; each test crate uses some of them.
+#![allow(dead_code)]
+
+pub mod emulated;
+pub mod tls;
