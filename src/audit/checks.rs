@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use crate::config::inventory::RoceProfile;
 use crate::counters::optics::ModuleDiagnostics;
 use crate::report::events::{Finding, Outcome};
-use crate::switch::Fact;
+use crate::switch::{DscpClass, Fact};
 
 /// RoCE headers between the netdev MTU and the RDMA path MTU: the kernel
 /// takes the largest IB MTU at most `netdev MTU − 96` (GRH 40, UDP 8, BTH
@@ -382,6 +382,65 @@ pub fn dscp_expectations(profile: &RoceProfile, extra: &[u8]) -> Vec<(u8, u8, &'
         }
     }
     v
+}
+
+/// A switch's DSCP classification against the profile: the RoCE DSCP (and
+/// any `--tclass` the workloads send) must land in the class of the PFC
+/// priority; the CNP DSCP in the CNP priority, or at least in a class of
+/// its own where the platform gives classes no priority number (an ACI
+/// level without a CoS rewrite). Unlike a NIC, a DSCP without an entry is
+/// not classified at all: it lands in the switch's default class.
+pub fn switch_dscp(
+    profile: &RoceProfile,
+    m: &BTreeMap<u8, DscpClass>,
+    extra: &[u8],
+) -> (Outcome, String, String, String) {
+    let roce_class = m.get(&profile.dscp_roce).map(|c| c.class.as_str());
+    let mut worst = Outcome::Ok;
+    let mut said = Vec::new();
+    let mut seen = Vec::new();
+    for (dscp, want, what) in dscp_expectations(profile, extra) {
+        let cnp = what == "CNP";
+        let (outcome, msg) = match m.get(&dscp) {
+            None => {
+                seen.push(format!("{dscp}->default"));
+                if cnp {
+                    (Outcome::Warning, format!("CNP DSCP {dscp} is not classified: congestion notifications queue in the default class behind bulk traffic, which slows DCQCN's reaction"))
+                } else {
+                    (Outcome::Deviation, format!("{what} DSCP {dscp} is not classified: it lands in the default class, which is lossy"))
+                }
+            }
+            Some(c) => {
+                seen.push(match c.priority {
+                    Some(p) => format!("{dscp}->{} (priority {p})", c.class),
+                    None => format!("{dscp}->{}", c.class),
+                });
+                match c.priority {
+                    Some(p) if p == want => (Outcome::Ok, String::new()),
+                    Some(p) => (Outcome::Deviation, format!("{what} DSCP {dscp} lands in {} (priority {p}), not priority {want}", c.class)),
+                    None if cnp && roce_class != Some(c.class.as_str()) => (Outcome::Ok, String::new()),
+                    None if cnp => (Outcome::Warning, format!("CNP DSCP {dscp} shares the RoCE class {}: notifications wait behind the data they are about", c.class)),
+                    None => (Outcome::Deviation, format!("{what} DSCP {dscp} lands in {}, which carries no PFC priority: lossy", c.class)),
+                }
+            }
+        };
+        if outcome != Outcome::Ok {
+            said.push(msg);
+            if worst == Outcome::Ok || outcome == Outcome::Deviation {
+                worst = outcome;
+            }
+        }
+    }
+    let expected = format!(
+        "{}->priority {} {}->priority {}",
+        profile.dscp_roce, profile.pfc_priority, profile.dscp_cnp, profile.cnp_priority
+    );
+    let msg = if said.is_empty() {
+        "the DSCPs the workloads send land in their priorities' classes".to_string()
+    } else {
+        said.join("; ")
+    };
+    (worst, seen.join(" "), expected, msg)
 }
 
 /// Every host-side check of one NIC, from what its host printed.

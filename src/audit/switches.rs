@@ -109,6 +109,11 @@ pub fn switch_findings(
             )
         }
     }));
+    out.push(
+        whole.judge("switch.dscp_map", &cfg.dscp_prio, &cfg_sources, |m| {
+            checks::switch_dscp(profile, m, &opts.tclass_dscps)
+        }),
+    );
     // A known version is judged with the other switches' (homogeneity).
     out.extend(whole.unread("switch.nos", &cfg.nos_version, &cfg_sources));
     let link_speed = |port: &str| {

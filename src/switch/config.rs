@@ -3,6 +3,8 @@
 //! for every platform; the checks that compare it with the inventory's RoCE
 //! profile live in the audit, the verdicts in `score`.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use super::{Answer, Query};
@@ -53,6 +55,10 @@ pub struct SwitchConfig {
     pub nos_version: Fact<String>,
     /// Whether a PFC watchdog (storm detection) is enabled.
     pub pfc_watchdog: Fact<bool>,
+    /// How the switch classifies by DSCP: the class each DSCP with an entry
+    /// lands in. A DSCP without an entry is not classified by DSCP (it goes
+    /// to the default class).
+    pub dscp_prio: Fact<BTreeMap<u8, DscpClass>>,
     /// One entry per port asked about, in the order asked.
     pub ports: Vec<PortSettings>,
 }
@@ -73,6 +79,17 @@ pub struct PortSettings {
     pub ecn: Fact<Vec<EcnQueue>>,
     /// PFC Xoff threshold in bytes, per priority that has one.
     pub pfc_xoff_bytes: Fact<Vec<(u8, u64)>>,
+}
+
+/// Where one DSCP lands on a switch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DscpClass {
+    /// The platform's name for the class (`TC3`, `level2`,
+    /// `switch-priority 3`).
+    pub class: String,
+    /// The priority (PFC priority, CoS) the class carries, where it has
+    /// one: an ACI level without PFC and without a CoS rewrite has none.
+    pub priority: Option<u8>,
 }
 
 /// RED/ECN on one traffic class.
@@ -199,5 +216,14 @@ pub fn fact<P, T>(
             q.display(),
             excerpt(text)
         )),
+    }
+}
+
+/// The `dscp_prio` fact of a platform that does not read its
+/// classification: not available, saying where it lives.
+pub fn dscp_not_read(switch: &str, where_: &str) -> Fact<BTreeMap<u8, DscpClass>> {
+    Fact::NotAvailable {
+        tried: Vec::new(),
+        why: format!("{switch}: the DSCP classification is not read on this platform ({where_})"),
     }
 }

@@ -38,7 +38,7 @@ pub mod nxos;
 pub mod sonic;
 pub mod table;
 
-pub use config::{EcnQueue, Fact, PortSettings, SwitchConfig};
+pub use config::{DscpClass, EcnQueue, Fact, PortSettings, SwitchConfig};
 pub use fault::Driver;
 
 /// One request to a switch. Built by its platform, answered by the

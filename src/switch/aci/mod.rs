@@ -26,12 +26,17 @@ use serde_json::Value;
 use crate::config::inventory::SwitchDriver;
 use crate::counters::host::LldpNeighbor;
 use crate::counters::{Canonical, ParseError, Reading};
-use crate::switch::config::{excerpt, Fact, PortSettings, SwitchConfig};
+use crate::switch::config::{excerpt, SwitchConfig};
 use crate::switch::fault::{refusal, Action, Change, Driver, Next, PortState, State};
 use crate::switch::{Answer, Api, ApiQuery, Form, Needs, Platform, Query};
 
 /// A Cisco ACI switch reached through its APIC.
 pub struct Aci;
+
+mod qos;
+
+/// The fabric's QoS policy, every class with its children.
+const QOS_TREE: &str = "/api/mo/uni/infra/qosinst-default.json?rsp-subtree=full";
 
 /// The tag every object rocegate creates carries (aci.md §5.2).
 pub const ANNOTATION: &str = "orchestrator:rocegate";
@@ -238,15 +243,12 @@ impl Driver for Aci {
         Ok(())
     }
 
-    /// Create the out-of-service objects; the undo deletes their exact DNs.
-    /// Nothing on the APIC undoes them by itself (`armed: false`): the
-    /// journal does.
-    fn change(
-        &self,
-        action: &Action,
-        _prior: &State,
-        _deadman: Option<(&str, Duration)>,
-    ) -> Change {
+    /// First a configuration snapshot (a record of the fabric before the
+    /// change, never the way back: the way back is the DELETE), then the
+    /// out-of-service objects; the undo deletes their exact DNs. Nothing on
+    /// the APIC undoes them by itself (`armed: false`): the journal does.
+    fn change(&self, action: &Action, _prior: &State, deadman: Option<(&str, Duration)>) -> Change {
+        let id = deadman.map(|(id, _)| id).unwrap_or("emulated");
         let ports = action.ports();
         let create = ports
             .iter()
@@ -261,7 +263,7 @@ impl Driver for Aci {
             .map(|p| format!("DELETE /api/mo/{}.json", oos_dn(p)))
             .collect();
         Change {
-            apply: vec![rest(create)],
+            apply: vec![rest(vec![snapshot(id)]), rest(create)],
             undo: rest(delete),
             armed: false,
             reboots: false,
@@ -278,12 +280,131 @@ impl Driver for Aci {
     }
 }
 
+/// The export policy whose snapshots record the fabric before each fault
+/// (`uni/fabric/configexp-rocegate`; the APIC keeps them under
+/// `uni/backupst/snapshots-[uni/fabric/configexp-rocegate]`).
+pub const SNAPSHOT_POLICY: &str = "rocegate";
+
+/// Trigger a snapshot of the whole fabric's configuration (aci.md §5.4),
+/// described with the fault it precedes.
+fn snapshot(id: &str) -> String {
+    let body = serde_json::json!({"configExportP": {"attributes": {
+        "name": SNAPSHOT_POLICY, "snapshot": "yes", "adminSt": "triggered",
+        "format": "json", "descr": format!("rocegate: before fault {id}"),
+        "annotation": ANNOTATION}}});
+    format!("POST /api/mo/uni/fabric/configexp-{SNAPSHOT_POLICY}.json {body}")
+}
+
 /// Counter reads of a port: the RMON children of its `l1PhysIf`.
 fn counters_path(port: &str) -> String {
     format!(
         "{}.json?query-target=children&target-subtree-class=rmonIfIn,rmonIfOut,rmonDot3Stats",
         phys(port)
     )
+}
+
+/// The port's drop statistics: the current 5-minute objects, whose `*Cum`
+/// attributes count since the switch booted (aci.md §4.1, §4.2).
+fn drops_path(port: &str) -> String {
+    format!(
+        "{}.json?rsp-subtree-include=stats&rsp-subtree-class=eqptIngrDropPkts5min,eqptEgrDropPkts5min",
+        phys(port)
+    )
+}
+
+/// The port's per-QoS-class counters (`qosmIfClass`, APIC 6.0(2)+).
+fn classes_path(port: &str) -> String {
+    format!(
+        "/api/mo/topology/pod-{{pod}}/node-{{node}}/sys/qosm/if-[{}].json?query-target=children&target-subtree-class=qosmIfClass",
+        normalise_port(port)
+    )
+}
+
+/// Every class's PFC policy, read with the per-class counters so that a
+/// no-drop class's drops count on its priority.
+const PFC_POLICIES: &str = "/api/class/qosPfcPol.json";
+
+/// Which of the port's counter reads a query is.
+fn counter_kind(q: &Query) -> &'static str {
+    let Query::Api(a) = q else { return "unknown" };
+    let first = a.cmds.first().map(String::as_str).unwrap_or_default();
+    if first.contains("target-subtree-class=rmonIfIn") {
+        "APIC rmon counters"
+    } else if first.contains("eqptIngrDropPkts5min") {
+        "APIC drop statistics (eqpt*DropPkts5min)"
+    } else if first.contains("qosmIfClass") {
+        "APIC per-class counters (qosmIfClass)"
+    } else {
+        "unknown"
+    }
+}
+
+fn rmon(items: &[Value]) -> Vec<Reading> {
+    let mut out = Vec::new();
+    let mut push = |cls: &str, field: &str, c: Canonical| {
+        let mut found = Vec::new();
+        objects(items, cls, &mut found);
+        if let Some(v) = found.first().and_then(|o| number(o, field)) {
+            out.push(Reading::new(c, &format!("{cls}.{field}"), v));
+        }
+    };
+    push("rmonIfIn", "octets", Canonical::RxBytes);
+    push("rmonIfOut", "octets", Canonical::TxBytes);
+    push("rmonIfIn", "discards", Canonical::Discards);
+    push("rmonDot3Stats", "fCSErrors", Canonical::CrcErrors);
+    push("rmonDot3Stats", "symbolErrors", Canonical::SymbolErrors);
+    out
+}
+
+/// Ingress buffer drops are discards for lack of buffer; egress WRED/AFD
+/// and buffer drops are drops. Cumulative (`*Cum`) values only: the
+/// interval's `*Per` resets every five minutes.
+fn drop_stats(items: &[Value]) -> Result<Vec<Reading>, String> {
+    let mut out = Vec::new();
+    for (cls, field, c) in [
+        ("eqptIngrDropPkts5min", "bufferCum", Canonical::Discards),
+        ("eqptEgrDropPkts5min", "bufferCum", Canonical::Drops),
+        ("eqptEgrDropPkts5min", "afdWredCum", Canonical::Drops),
+    ] {
+        let mut found = Vec::new();
+        objects(items, cls, &mut found);
+        match found.first() {
+            Some(o) => match number(o, field) {
+                Some(v) => out.push(Reading::new(c, &format!("{cls}.{field}"), v)),
+                None => return Err(format!("{cls} has no numeric {field}")),
+            },
+            // Statistics collection off for this granularity (monitoring
+            // policy): not available, never zero.
+            None => {}
+        }
+    }
+    Ok(out)
+}
+
+/// Per class: drops in and out, on the class's no-drop priority when the
+/// class has PFC on (`queue` then names nothing: ACI has no queue number).
+fn class_counters(text: &str) -> Result<Vec<Reading>, String> {
+    let p = parts(text, 2)?;
+    let items = imdata(&p[0])?;
+    let cos = qos::no_drop_by_level(&imdata(&p[1])?);
+    let mut cls = Vec::new();
+    objects(&items, "qosmIfClass", &mut cls);
+    let mut out = Vec::new();
+    for c in &cls {
+        let Some(id) = attr(c, "id") else { continue };
+        for (field, canonical) in [
+            ("RxDropPacketsCount", Canonical::Discards),
+            ("TxDropPacketsCount", Canonical::Drops),
+        ] {
+            if let Some(v) = number(c, field) {
+                out.push(Reading {
+                    priority: cos.get(id).copied(),
+                    ..Reading::new(canonical, &format!("qosmIfClass.{id}.{field}"), v)
+                });
+            }
+        }
+    }
+    Ok(out)
 }
 
 impl Platform for Aci {
@@ -317,133 +438,51 @@ impl Platform for Aci {
     }
 
     fn counter_queries(&self, port: &str) -> Vec<Query> {
-        vec![rest(vec![get(&counters_path(port))])]
+        vec![
+            rest(vec![get(&counters_path(port))]),
+            rest(vec![get(&drops_path(port))]),
+            rest(vec![get(&classes_path(port)), get(PFC_POLICIES)]),
+        ]
     }
 
-    fn parse_counters(&self, _q: &Query, a: &Answer) -> Result<Vec<Reading>, ParseError> {
-        let items = imdata(&a.text).map_err(ParseError)?;
-        let mut out = Vec::new();
-        let mut push = |cls: &str, field: &str, c: Canonical| {
-            let mut found = Vec::new();
-            objects(&items, cls, &mut found);
-            if let Some(v) = found.first().and_then(|o| number(o, field)) {
-                out.push(Reading::new(c, &format!("{cls}.{field}"), v));
+    fn parse_counters(&self, q: &Query, a: &Answer) -> Result<Vec<Reading>, ParseError> {
+        let kind = counter_kind(q);
+        let fail = |e: String| ParseError(format!("{kind}: {e}"));
+        match kind {
+            "APIC rmon counters" => Ok(rmon(&imdata(&a.text).map_err(fail)?)),
+            "APIC drop statistics (eqpt*DropPkts5min)" => {
+                drop_stats(&imdata(&a.text).map_err(fail)?).map_err(fail)
             }
-        };
-        push("rmonIfIn", "octets", Canonical::RxBytes);
-        push("rmonIfOut", "octets", Canonical::TxBytes);
-        push("rmonIfIn", "discards", Canonical::Discards);
-        push("rmonDot3Stats", "fCSErrors", Canonical::CrcErrors);
-        push("rmonDot3Stats", "symbolErrors", Canonical::SymbolErrors);
-        Ok(out)
+            "APIC per-class counters (qosmIfClass)" => class_counters(&a.text).map_err(fail),
+            _ => Err(ParseError(format!(
+                "`{}` is not a counter read of the aci platform",
+                q.display()
+            ))),
+        }
     }
 
-    fn counter_source(&self, _q: &Query) -> &'static str {
-        "APIC rmon counters"
+    fn counter_source(&self, q: &Query) -> &'static str {
+        counter_kind(q)
     }
 
     fn config_queries(&self, ports: &[String]) -> Vec<Query> {
         let mut q = vec![
             rest(vec![get("/api/mo/topology/pod-{pod}/node-{node}/sys.json")]),
-            rest(vec![get(
-                "/api/mo/uni/infra/qosinst-default.json?rsp-subtree=full",
-            )]),
+            rest(vec![get(QOS_TREE)]),
+            rest(vec![get("/api/class/qosDscpClass.json")]),
+            rest(vec![get("/api/class/qosPfcIfPol.json")]),
         ];
-        q.extend(
-            ports
-                .iter()
-                .map(|p| rest(vec![get(&format!("{}.json", phys(p)))])),
-        );
+        q.extend(ports.iter().map(|p| {
+            rest(vec![get(&format!(
+                "{}.json?rsp-subtree=children&rsp-subtree-class=l1RsQosPfcIfPolCons",
+                phys(p)
+            ))])
+        }));
         q
     }
 
     fn parse_config(&self, switch: &str, ports: &[String], answers: &[Answer]) -> SwitchConfig {
-        let read = |k: usize| -> Result<Vec<Value>, String> {
-            match answers.get(k) {
-                Some(a) if a.exit == Some(0) => imdata(&a.text),
-                Some(a) => Err(a.text.trim().to_string()),
-                None => Err("no answer".into()),
-            }
-        };
-        let failed = |e: String| format!("{switch}: {e}");
-        let nos_version = match read(0) {
-            Ok(items) => {
-                let mut s = Vec::new();
-                objects(&items, "topSystem", &mut s);
-                match s.first().and_then(|a| attr(a, "version")) {
-                    Some(v) => Fact::Known(v.to_string()),
-                    None => Fact::Failed(failed("topSystem has no version".into())),
-                }
-            }
-            Err(e) => Fact::Failed(failed(e)),
-        };
-        // PFC no-drop priorities: every class whose qosPfcPol is on, by its
-        // noDropCos (`cos3`). Fabric-wide: the same for every port.
-        let qos = read(1);
-        let pfc: Fact<[bool; 8]> = match &qos {
-            Ok(items) => {
-                let mut pols = Vec::new();
-                objects(items, "qosPfcPol", &mut pols);
-                let mut v = [false; 8];
-                for p in pols.iter().filter(|p| attr(p, "adminSt") == Some("yes")) {
-                    if let Some(c) = attr(p, "noDropCos")
-                        .and_then(|c| c.strip_prefix("cos"))
-                        .and_then(|c| c.parse::<usize>().ok())
-                        .filter(|c| *c < 8)
-                    {
-                        v[c] = true;
-                    }
-                }
-                Fact::Known(v)
-            }
-            Err(e) => Fact::Failed(failed(e.clone())),
-        };
-        let ports = ports
-            .iter()
-            .enumerate()
-            .map(|(k, p)| {
-                let l1 = read(k + 2).and_then(|items| {
-                    let mut f = Vec::new();
-                    objects(&items, "l1PhysIf", &mut f);
-                    f.first()
-                        .map(|a| (*a).clone())
-                        .ok_or_else(|| format!("no l1PhysIf for {p}"))
-                });
-                let na = |what: &str| (vec![format!("{}.json", phys(p))], format!("{switch}: {what}"));
-                fn not<T>((tried, why): (Vec<String>, String)) -> Fact<T> {
-                    Fact::NotAvailable { tried, why }
-                }
-                PortSettings {
-                    name: p.clone(),
-                    link_up: not(na("the link state is read with the fault's prior state (ethpmPhysIf), not here")),
-                    speed_mbps: match &l1 {
-                        Ok(a) => match attr(a, "speed").and_then(|s| s.strip_suffix('G')).and_then(|s| s.parse::<u64>().ok()) {
-                            Some(g) => Fact::Known(g * 1000),
-                            None => not(na("l1PhysIf gives no speed in gigabits (auto, or inherit)")),
-                        },
-                        Err(e) => Fact::Failed(failed(e.clone())),
-                    },
-                    mtu: match &l1 {
-                        Ok(a) => match number(a, "mtu") {
-                            Some(m) => Fact::Known(m as u32),
-                            None => not(na("l1PhysIf gives no numeric mtu (inherit: the fabric's)")),
-                        },
-                        Err(e) => Fact::Failed(failed(e.clone())),
-                    },
-                    pfc: pfc.clone(),
-                    ecn: not(na("ACI sets WRED/ECN per QoS class in percent of the queue (qosCong), not per port in bytes")),
-                    pfc_xoff_bytes: not(na("ACI does not expose the PFC Xoff threshold")),
-                }
-            })
-            .collect();
-        SwitchConfig {
-            nos_version,
-            pfc_watchdog: Fact::NotAvailable {
-                tried: vec!["/api/mo/uni/infra/qosinst-default.json".into()],
-                why: format!("{switch}: no verified APIC class for the PFC watchdog (aci.md §7)"),
-            },
-            ports,
-        }
+        qos::parse_config(switch, ports, answers)
     }
 
     fn lldp_query(&self) -> Query {

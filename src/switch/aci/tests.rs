@@ -5,6 +5,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::switch::Fact;
 
 fn ok(v: Value) -> Answer {
     Answer {
@@ -43,8 +44,19 @@ fn a_flap_creates_the_out_of_service_object_and_the_undo_deletes_its_dn() {
         Some(("r-1", Duration::from_secs(70))),
     );
     assert!(!c.armed);
+    // First the snapshot, a record named by the fault.
+    let snap = cmds(&c.apply[0]);
+    let (head, body) = snap[0].split_once(" {").unwrap();
+    assert_eq!(head, "POST /api/mo/uni/fabric/configexp-rocegate.json");
+    let body: Value = serde_json::from_str(&format!("{{{body}")).unwrap();
+    let a = &body["configExportP"]["attributes"];
+    assert_eq!(
+        (a["snapshot"].as_str(), a["adminSt"].as_str()),
+        (Some("yes"), Some("triggered"))
+    );
+    assert!(a["descr"].as_str().unwrap().contains("r-1"));
     let dn = "uni/fabric/outofsvc/rsoosPath-[topology/pod-{pod}/paths-{node}/pathep-[eth1/1]]";
-    let apply = cmds(&c.apply[0]);
+    let apply = cmds(&c.apply[1]);
     assert_eq!(apply.len(), 1);
     let (head, body) = apply[0].split_once(" {").unwrap();
     assert_eq!(head, format!("POST /api/mo/{dn}.json"));
@@ -141,9 +153,15 @@ fn the_qos_policy_and_ports_become_audit_facts() {
                 {"qosPfcPol": {"attributes": {"name": "default", "adminSt": "no", "noDropCos": ""}}}]}}]}}]});
     let sys = json!({"totalCount": "1", "imdata": [{"topSystem": {"attributes": {"dn": "topology/pod-1/node-101/sys", "version": "n9000-16.0(3e)", "role": "leaf"}}}]});
     let l1 = json!({"totalCount": "1", "imdata": [{"l1PhysIf": {"attributes": {"id": "eth1/1", "mtu": "9216", "speed": "400G", "adminSt": "up"}}}]});
+    let dscp = json!({"totalCount": "0", "imdata": []});
+    let pols = json!({"totalCount": "1", "imdata": [{"qosPfcIfPol": {"attributes": {"dn": "uni/infra/pfc-default", "name": "default", "adminSt": "auto"}}}]});
     let ports = vec!["eth1/1".to_string()];
-    assert_eq!(Aci.config_queries(&ports).len(), 3);
-    let c = Aci.parse_config("leaf101", &ports, &[ok(sys), ok(qos), ok(l1)]);
+    assert_eq!(Aci.config_queries(&ports).len(), 5);
+    let c = Aci.parse_config(
+        "leaf101",
+        &ports,
+        &[ok(sys), ok(qos), ok(dscp), ok(pols), ok(l1)],
+    );
     assert_eq!(c.nos_version, Fact::Known("n9000-16.0(3e)".into()));
     let p = &c.ports[0];
     let mut want = [false; 8];
@@ -157,7 +175,7 @@ fn the_qos_policy_and_ports_become_audit_facts() {
         exit: Some(crate::switch::call::FAILED),
         text: "`GET /api/mo/…`: HTTP 400: the APIC refused it (code 400): bad request".into(),
     };
-    let c = Aci.parse_config("leaf101", &ports, &[no.clone(), no.clone(), no]);
+    let c = Aci.parse_config("leaf101", &ports, &vec![no; 5]);
     assert!(matches!(&c.nos_version, Fact::Failed(m) if m.starts_with("leaf101: ")));
 }
 
@@ -215,4 +233,176 @@ fn the_probe_says_the_login_worked_and_the_switch_exists() {
         .read_probe(&[none])
         .unwrap_err()
         .contains("check api.node"));
+}
+
+/// The RoCE class tree of aci.md §3.7 (level2: WRED+ECN 40-60 %, PFC on
+/// cos3) next to a lossy level1.
+fn roce_tree(ecn: &str) -> Value {
+    json!({"totalCount": "1", "imdata": [{"qosInstPol": {"attributes": {"dn": "uni/infra/qosinst-default"}, "children": [
+        {"qosClass": {"attributes": {"dn": "uni/infra/qosinst-default/class-level2", "prio": "level2"}, "children": [
+            {"qosCong": {"attributes": {"algo": "wred", "ecn": ecn, "wredMinThreshold": "40", "wredMaxThreshold": "60"}}},
+            {"qosPfcPol": {"attributes": {"dn": "uni/infra/qosinst-default/class-level2/pfcpol-default", "adminSt": "yes", "noDropCos": "cos3"}}}]}},
+        {"qosClass": {"attributes": {"dn": "uni/infra/qosinst-default/class-level1", "prio": "level1"}, "children": [
+            {"qosCong": {"attributes": {"algo": "tail-drop", "ecn": "disabled"}}},
+            {"qosPfcPol": {"attributes": {"adminSt": "no", "noDropCos": ""}}}]}}]}}]})
+}
+
+fn dscp_rule(dn: &str, from: &str, to: &str, prio: &str) -> Value {
+    json!({"qosDscpClass": {"attributes": {"dn": dn, "from": from, "to": to, "prio": prio, "target": "unspecified", "targetCos": "unspecified"}}})
+}
+
+fn port_with_policy(pol: Option<&str>) -> Value {
+    let kids: Vec<Value> = pol
+        .map(|p| vec![json!({"l1RsQosPfcIfPolCons": {"attributes": {"tDn": p}}})])
+        .unwrap_or_default();
+    json!({"totalCount": "1", "imdata": [{"l1PhysIf": {"attributes": {"id": "eth1/1", "mtu": "9216", "speed": "400G"}, "children": kids}}]})
+}
+
+/// DSCP classification resolves through the class tree to the no-drop CoS;
+/// names (AF31, CS6) and ranges are read; two custom policies that
+/// disagree leave the DSCP without a priority; an interface PFC policy that
+/// is off turns PFC off on that port only.
+#[test]
+fn dscp_classes_and_the_port_pfc_policy_become_audit_facts() {
+    let sys = json!({"imdata": [{"topSystem": {"attributes": {"version": "n9000-16.0(3e)"}}}]});
+    let dscp = json!({"totalCount": "3", "imdata": [
+        dscp_rule("uni/tn-gpu/qoscustom-roce/dcsp-AF31-AF31", "AF31", "AF31", "level2"),
+        dscp_rule("uni/tn-gpu/qoscustom-roce/dcsp-CS6-CS6", "CS6", "CS6", "level1"),
+        dscp_rule("uni/tn-a/qoscustom-x/dcsp-0-7", "0", "7", "level1"),
+        dscp_rule("uni/tn-b/qoscustom-y/dcsp-CS0-CS0", "CS0", "CS0", "level2")]});
+    let pols = json!({"imdata": [
+        {"qosPfcIfPol": {"attributes": {"dn": "uni/infra/pfc-default", "adminSt": "auto"}}},
+        {"qosPfcIfPol": {"attributes": {"dn": "uni/infra/pfc-OFF", "adminSt": "off"}}}]});
+    let ports = vec!["eth1/1".to_string(), "eth1/2".to_string()];
+    let c = Aci.parse_config(
+        "leaf101",
+        &ports,
+        &[
+            ok(sys),
+            ok(roce_tree("enabled")),
+            ok(dscp),
+            ok(pols),
+            ok(port_with_policy(None)),
+            ok(port_with_policy(Some("uni/infra/pfc-OFF"))),
+        ],
+    );
+    let m = c.dscp_prio.known().expect("classification read");
+    assert_eq!(m[&26].class, "level2");
+    assert_eq!(m[&26].priority, Some(3));
+    assert_eq!((m[&48].class.as_str(), m[&48].priority), ("level1", None));
+    assert_eq!(m[&5].class, "level1");
+    assert_eq!(
+        (m[&0].class.as_str(), m[&0].priority),
+        ("level1 or level2", None)
+    );
+    let mut on3 = [false; 8];
+    on3[3] = true;
+    assert_eq!(c.ports[0].pfc, Fact::Known(on3));
+    assert_eq!(c.ports[1].pfc, Fact::Known([false; 8]));
+    assert!(
+        matches!(&c.ports[0].ecn, Fact::NotAvailable { why, .. } if why.contains("level2 (cos3) marks ECN from 40% to 60%")),
+        "{:?}",
+        c.ports[0].ecn
+    );
+    // The audit's check on it: RoCE in level2 (priority 3), CNP in a class
+    // of its own: fine.
+    let profile = crate::config::inventory::RoceProfile::nvidia_default(4096);
+    let (o, obs, _, msg) = crate::audit::checks::switch_dscp(&profile, m, &[]);
+    assert_eq!(o, crate::report::events::Outcome::Ok, "{obs}: {msg}");
+    // No ECN on the no-drop class: known, and empty (no marking).
+    let c = Aci.parse_config(
+        "leaf101",
+        &ports[..1],
+        &[
+            ok(json!({"imdata": []})),
+            ok(roce_tree("disabled")),
+            ok(json!({"imdata": []})),
+            ok(json!({"imdata": [{"qosPfcIfPol": {"attributes": {"dn": "uni/infra/pfc-default", "adminSt": "on"}}}]})),
+            ok(port_with_policy(Some("uni/infra/pfc-GONE"))),
+        ],
+    );
+    assert_eq!(c.ports[0].ecn, Fact::Known(Vec::new()));
+    assert!(matches!(&c.ports[0].pfc, Fact::Failed(m) if m.contains("pfc-GONE")));
+    // Nothing classifies DSCP 26: a deviation naming it.
+    let m = c.dscp_prio.known().unwrap();
+    let (o, _, _, msg) = crate::audit::checks::switch_dscp(&profile, m, &[]);
+    assert_eq!(o, crate::report::events::Outcome::Deviation);
+    assert!(msg.contains("RoCE DSCP 26 is not classified"), "{msg}");
+}
+
+#[test]
+fn apic_dscp_names() {
+    use super::qos::dscp_value;
+    for (n, v) in [
+        ("AF31", 26),
+        ("af41", 34),
+        ("CS6", 48),
+        ("EF", 46),
+        ("VA", 44),
+        ("63", 63),
+        ("CS0", 0),
+    ] {
+        assert_eq!(dscp_value(n), Some(v), "{n}");
+    }
+    for n in ["AF51", "AF34", "CS8", "64", "", "unspecified"] {
+        assert_eq!(dscp_value(n), None, "{n}");
+    }
+}
+
+/// Drop statistics from the current 5-minute objects' `*Cum` attributes,
+/// per-class drops on the class's no-drop priority; statistics collection
+/// off (no object) is absent, never zero; a damaged number is an error.
+#[test]
+fn drop_statistics_and_per_class_counters() {
+    let qs = Aci.counter_queries("Eth1/1");
+    assert_eq!(qs.len(), 3);
+    assert!(cmds(&qs[1])[0].contains("rsp-subtree-include=stats"));
+    let drops = ok(
+        json!({"imdata": [{"l1PhysIf": {"attributes": {"id": "eth1/1"}, "children": [
+        {"eqptIngrDropPkts5min": {"attributes": {"bufferCum": "12", "errorCum": "0", "forwardingCum": "3", "lbCum": "0", "bufferPer": "2"}}},
+        {"eqptEgrDropPkts5min": {"attributes": {"afdWredCum": "40", "bufferCum": "1", "errorCum": "0"}}}]}}]}),
+    );
+    let r = Aci.parse_counters(&qs[1], &drops).unwrap();
+    let got: Vec<(Canonical, &str, u64)> = r
+        .iter()
+        .map(|x| (x.canonical, x.vendor.as_str(), x.value))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (Canonical::Discards, "eqptIngrDropPkts5min.bufferCum", 12),
+            (Canonical::Drops, "eqptEgrDropPkts5min.bufferCum", 1),
+            (Canonical::Drops, "eqptEgrDropPkts5min.afdWredCum", 40)
+        ]
+    );
+    let none = ok(json!({"imdata": [{"l1PhysIf": {"attributes": {"id": "eth1/1"}}}]}));
+    assert!(Aci.parse_counters(&qs[1], &none).unwrap().is_empty());
+    let bad = ok(
+        json!({"imdata": [{"eqptEgrDropPkts5min": {"attributes": {"afdWredCum": "x", "bufferCum": "1"}}}]}),
+    );
+    assert!(Aci.parse_counters(&qs[1], &bad).is_err());
+    // Per class, with the PFC policies read alongside.
+    assert_eq!(cmds(&qs[2]).len(), 2);
+    let classes = json!({"imdata": [
+        {"qosmIfClass": {"attributes": {"dn": "topology/pod-1/node-101/sys/qosm/if-[eth1/1]/class-level2", "id": "level2", "RxDropPacketsCount": "0", "TxDropPacketsCount": "5"}}},
+        {"qosmIfClass": {"attributes": {"dn": "topology/pod-1/node-101/sys/qosm/if-[eth1/1]/class-level1", "id": "level1", "RxDropPacketsCount": "1", "TxDropPacketsCount": "9"}}}]});
+    let pfc = json!({"imdata": [
+        {"qosPfcPol": {"attributes": {"dn": "uni/infra/qosinst-default/class-level2/pfcpol-default", "adminSt": "yes", "noDropCos": "cos3"}}},
+        {"qosPfcPol": {"attributes": {"dn": "uni/infra/qosinst-default/class-level1/pfcpol-default", "adminSt": "no", "noDropCos": ""}}}]});
+    let r = Aci
+        .parse_counters(&qs[2], &ok(json!([classes, pfc])))
+        .unwrap();
+    let tx2 = r
+        .iter()
+        .find(|x| x.vendor == "qosmIfClass.level2.TxDropPacketsCount")
+        .unwrap();
+    assert_eq!(
+        (tx2.canonical, tx2.priority, tx2.value),
+        (Canonical::Drops, Some(3), 5)
+    );
+    let tx1 = r
+        .iter()
+        .find(|x| x.vendor == "qosmIfClass.level1.TxDropPacketsCount")
+        .unwrap();
+    assert_eq!(tx1.priority, None);
 }

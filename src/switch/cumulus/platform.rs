@@ -155,6 +155,10 @@ impl Platform for Cumulus {
                 tried: vec!["nv show qos pfc-watchdog -o json".into()],
                 why: format!("{switch}: the PFC watchdog: {NO_QOS_JSON}"),
             },
+            dscp_prio: crate::switch::config::dscp_not_read(
+                switch,
+                "the qos mapping is not read yet",
+            ),
             ports,
         }
     }

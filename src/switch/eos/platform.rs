@@ -560,6 +560,10 @@ impl Platform for Eos {
         SwitchConfig {
             nos_version,
             pfc_watchdog: unknown(switch, "the PFC watchdog"),
+            dscp_prio: crate::switch::config::dscp_not_read(
+                switch,
+                "`show qos maps` is not read",
+            ),
             ports,
         }
     }

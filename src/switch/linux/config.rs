@@ -206,6 +206,10 @@ pub fn parse(switch: &str, ports: &[String], answers: &[Answer]) -> SwitchConfig
             tried: Vec::new(),
             why: format!("{switch}: the linux platform (mlxsw) has no PFC watchdog"),
         },
+        dscp_prio: crate::switch::config::dscp_not_read(
+            switch,
+            "mlxsw classifies by the dcb APP table, `dcb app show dev PORT`, which is not read",
+        ),
         ports: out,
     }
 }

@@ -653,6 +653,10 @@ pub fn switch_config(switch: &str, ports: &[String], replies: &ConfigReplies<'_>
     SwitchConfig {
         nos_version,
         pfc_watchdog,
+        dscp_prio: crate::switch::config::dscp_not_read(
+            switch,
+            "the class-maps matching DSCP in `show running-config ipqos` are not read",
+        ),
         ports: out,
     }
 }

@@ -249,6 +249,10 @@ pub fn parse(switch: &str, ports: &[String], answers: &[Answer]) -> SwitchConfig
     SwitchConfig {
         nos_version,
         pfc_watchdog,
+        dscp_prio: crate::switch::config::dscp_not_read(
+            switch,
+            "CONFIG_DB's DSCP_TO_TC_MAP is not read yet",
+        ),
         ports,
     }
 }
