@@ -87,6 +87,8 @@ pub struct ApiState {
     pub bgp_shut: Vec<bool>,
     pub sessions: Vec<Session>,
     pub timers: Vec<Timer>,
+    /// What an `aci` switch's APIC keeps (`aci_out`).
+    pub aci: super::aci_out::AciState,
 }
 
 impl ApiState {
@@ -106,6 +108,8 @@ pub enum Kind {
     /// NX-API: the `ins_api` `type` (`cli_show`, `cli_show_ascii`,
     /// `cli_conf`).
     Nxapi { ty: String },
+    /// APIC REST (`aci_out`): the method; `cmds` holds the path and body.
+    Apic { method: String },
 }
 
 /// One call of an invocation.
@@ -133,6 +137,7 @@ impl ApiCmd {
             Kind::Nxapi { ty } => {
                 ty == "cli_conf" || c.cmds.iter().any(|x| x.starts_with("run bash"))
             }
+            Kind::Apic { method } => method != "GET",
         })
     }
 }
@@ -232,6 +237,9 @@ fn nxapi_call(body: &str) -> Result<ApiCall, CallResult> {
 pub fn parse(inv: &Inventory, sw: SwitchId, argv: &[String]) -> Option<Parsed> {
     let calls = apicall::calls(argv)?;
     let driver = inv.switches[sw].driver;
+    if driver == SwitchDriver::Aci {
+        return Some(super::aci_out::parse(inv, sw, &calls));
+    }
     if !matches!(driver, SwitchDriver::Eos | SwitchDriver::Nxos) {
         return None;
     }
@@ -433,11 +441,13 @@ pub fn count(v: f64) -> u64 {
 /// Runs every call of `cmd` in order and returns what each answered.
 /// Changes land on `ctx`'s fabric and world.
 pub fn run(ctx: &mut Ctx, cmd: &ApiCmd) -> Vec<CallResult> {
-    let eos = ctx.inv.switches[cmd.switch].driver == SwitchDriver::Eos;
+    let driver = ctx.inv.switches[cmd.switch].driver;
+    let eos = driver == SwitchDriver::Eos;
     cmd.calls
         .iter()
         .map(|c| match c {
             Err(refused) => refused.clone(),
+            Ok(call) if driver == SwitchDriver::Aci => super::aci_out::call(ctx, cmd.switch, call),
             Ok(call) if eos => api_eos::call(ctx, cmd.switch, call),
             Ok(call) => api_nxos::call(ctx, cmd.switch, call),
         })

@@ -104,6 +104,7 @@
 //! classes' scheduling weights, and the iperf3 options besides the ones
 //! rocegate sends.
 
+mod aci_out;
 mod api_eos;
 mod api_nxos;
 mod api_out;
@@ -1594,6 +1595,8 @@ pub(crate) mod testutil {
 mod tests;
 #[cfg(test)]
 mod tests_api;
+#[cfg(test)]
+mod tests_aci;
 #[cfg(test)]
 mod tests_config;
 #[cfg(test)]
