@@ -8,8 +8,9 @@
 //! is iperf3 between two loopback "nodes" over the `local` transport: the
 //! conversation with the APIC is what is under test.
 //!
-//! Proven: a flap is a login, the prior reads, the POST creating the
-//! tagged `fabricRsOosPath`, then the DELETE of its exact DN, each request
+//! Proven: a flap is a login, the prior reads, a configuration snapshot
+//! (a record), the POST creating the tagged `fabricRsOosPath`, then the
+//! DELETE of its exact DN, each request
 //! with the session's newest cookie; a SIGKILL after the change leaves the
 //! object on the APIC (nothing there undoes it) and `recover` deletes
 //! exactly it; someone else's object refuses the fault before anything is
@@ -359,6 +360,10 @@ fn post() -> String {
     format!("POST /api/mo/{DN}.json")
 }
 
+fn snapshot() -> String {
+    "POST /api/mo/uni/fabric/configexp-rocegate.json".to_string()
+}
+
 fn delete() -> String {
     format!("DELETE /api/mo/{DN}.json")
 }
@@ -406,10 +411,21 @@ fn a_flap_logs_in_reads_creates_the_tagged_object_then_deletes_its_dn() {
         phys < post_at && oos < post_at && post_at < delete_at,
         "{c:?}"
     );
-    assert_eq!(writes(&reqs), [post(), delete()]);
+    // A snapshot of the fabric first, as a record, then the change.
+    assert_eq!(writes(&reqs), [snapshot(), post(), delete()]);
+    let snaps = lab.apic.state()["snapshots"].clone();
+    assert_eq!(snaps.as_array().map(Vec::len), Some(1), "{snaps}");
+    assert!(
+        snaps[0]["descr"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("rocegate: before fault ")),
+        "{snaps}"
+    );
     let create = reqs
         .iter()
-        .find(|r| r["method"] == "POST" && !is_login(r))
+        .find(|r| {
+            r["method"] == "POST" && r["path"].as_str().is_some_and(|p| p.contains("rsoosPath"))
+        })
         .expect("the POST");
     assert_eq!(
         create["body"],
@@ -565,7 +581,7 @@ fn an_expired_session_is_logged_into_again_and_the_run_goes_on() {
         "{seq:?}"
     );
     assert_eq!(reqs.iter().filter(|r| is_login(r)).count(), 2, "{seq:?}");
-    assert_eq!(writes(&reqs), [post(), delete(), delete()]);
+    assert_eq!(writes(&reqs), [snapshot(), post(), delete(), delete()]);
     lab.assert_sessions();
     assert!(lab.apic.oos().is_empty(), "{:?}", lab.apic.oos());
     lab.assert_journal_healed();

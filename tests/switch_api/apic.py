@@ -3,8 +3,12 @@
 platform uses it: `aaaLogin` / `aaaRefresh` and the `APIC-cookie`
 session, a leaf's ports (`ethpmPhysIf` operSt and usage), the
 out-of-service objects (`fabricRsOosPath` under `uni/fabric/outofsvc`,
-created by POST, removed by DELETE), and the reads the audit makes
-(`topSystem`, the QoS policy, `l1PhysIf`, RMON counters, LLDP).
+created by POST, removed by DELETE), the configuration snapshot
+(`configExportP` triggered, listed in the state's `snapshots`), and the
+reads the audit and the counters make (`topSystem`, the QoS class tree,
+`qosDscpClass`, `qosPfcIfPol`, `qosPfcPol`, `l1PhysIf` with its
+`l1RsQosPfcIfPolCons` or its `eqpt*DropPkts5min` stats, `qosmIfClass`,
+RMON counters, LLDP).
 
 usage: apic.py CERT KEY CONFIG_JSON LOG_JSONL STATE_JSON
 
@@ -67,11 +71,13 @@ class Apic(device.Device):
         for tdn in config.get("foreign", []):
             self.oos[OOS_PREFIX + tdn + "]"] = self.oos_attrs(tdn, "")
         self.unapplied = set() if config.get("foreign_applied", True) else set(self.oos)
+        self.snapshots = []
         config = dict(config, ports=list(self.usage))
         super().__init__(config, log_path, state_path)
 
     def extra_state(self):
-        return {"oos": {dn: dict(a) for dn, a in self.oos.items()}, "usage": self.port_usage()}
+        return {"oos": {dn: dict(a) for dn, a in self.oos.items()}, "usage": self.port_usage(),
+                "snapshots": list(self.snapshots)}
 
     def oos_attrs(self, tdn, annotation):
         return {
@@ -185,6 +191,8 @@ class Apic(device.Device):
         base, _, query = path.partition("?")
         if method == "GET":
             return self.get(base, query, rec)
+        if method == "POST" and base == "/api/mo/uni/fabric/configexp-rocegate.json":
+            return self.snapshot(body, rec)
         m = re.fullmatch(r"/api/(?:node/)?mo/(uni/fabric/outofsvc/rsoosPath-\[(.*)\])\.json", base)
         if not m:
             rec["problem"] = "unknown write %s %s" % (method, base)
@@ -218,6 +226,22 @@ class Apic(device.Device):
         self.oos[dn] = self.oos_attrs(tdn, a.get("annotation", ""))
         return 200, imdata([])
 
+    def snapshot(self, body, rec):
+        """A configExportP triggered as a snapshot (aci.md §5.4): recorded
+        in the state's `snapshots`, as the APIC lists them under
+        uni/backupst/snapshots-[uni/fabric/configexp-rocegate]."""
+        try:
+            a = json.loads(body)["configExportP"]["attributes"]
+        except (ValueError, KeyError, TypeError):
+            rec["problem"] = "not a configExportP body"
+            return 400, error(103, "Invalid request body")
+        if a.get("snapshot") != "yes" or a.get("adminSt") != "triggered" or a.get("name") != "rocegate":
+            rec["problem"] = "configExportP %r" % a
+            return 400, error(400, "not a triggered snapshot")
+        self.snapshots.append({"name": "run-2026-11-27T00-00-%02d" % len(self.snapshots),
+                               "descr": a.get("descr", "")})
+        return 200, imdata([])
+
     def get(self, base, query, rec):
         node = "topology/pod-%d/node-%d" % (self.pod, self.node)
         m = re.fullmatch(r"/api/(?:node/)?mo/(topology/pod-\d+/node-\d+)/sys/phys-\[([^\]]+)\](/phys)?\.json", base)
@@ -229,11 +253,25 @@ class Apic(device.Device):
                 return 200, imdata([{"ethpmPhysIf": {"attributes": {
                     "dn": "%s/sys/phys-[%s]/phys" % (node, port), "operSt": oper,
                     "operStQual": "admin-down" if oper == "down" else "none", "usage": usage}}}])
+            dn = "%s/sys/phys-[%s]" % (node, port)
             if "query-target=children" in query:
                 return 200, imdata(self.rmon(node, port))
+            kids = []
+            if "rsp-subtree-include=stats" in query:
+                kids = [
+                    {"eqptIngrDropPkts5min": {"attributes": {
+                        "dn": dn + "/CDeqptIngrDropPkts5min", "bufferCum": "0", "errorCum": "0",
+                        "forwardingCum": "0", "lbCum": "0"}}},
+                    {"eqptEgrDropPkts5min": {"attributes": {
+                        "dn": dn + "/CDeqptEgrDropPkts5min", "afdWredCum": "0", "bufferCum": "0",
+                        "errorCum": "0"}}},
+                ]
+            elif "rsp-subtree-class=l1RsQosPfcIfPolCons" in query:
+                kids = [{"l1RsQosPfcIfPolCons": {"attributes": {
+                    "dn": dn + "/rsQosPfcIfPolCons", "tDn": "uni/infra/pfc-default"}}}]
             return 200, imdata([{"l1PhysIf": {"attributes": {
-                "dn": "%s/sys/phys-[%s]" % (node, port), "id": port, "adminSt": "up",
-                "mtu": "9216", "speed": "400G", "mode": "trunk"}}}])
+                "dn": dn, "id": port, "adminSt": "up",
+                "mtu": "9216", "speed": "400G", "mode": "trunk"}, "children": kids}}])
         if m:
             # The APIC answers an unknown DN with an empty imdata.
             return 200, imdata([])
@@ -255,6 +293,25 @@ class Apic(device.Device):
                                  "children": [{"qosClass": {"attributes": {"prio": "level2", "admin": "enabled"},
                                   "children": [{"qosPfcPol": {"attributes": {"name": "default", "adminSt": "yes",
                                                 "noDropCos": "cos3", "enableScope": "fabric"}}}]}}]}}])
+        q = re.fullmatch(r"/api/mo/(topology/pod-\d+/node-\d+)/sys/qosm/if-\[([^\]]+)\]\.json", base)
+        if q and q.group(1) == node and q.group(2) in self.usage:
+            return 200, imdata([{"qosmIfClass": {"attributes": {
+                "dn": "%s/sys/qosm/if-[%s]/class-%s" % (node, q.group(2), c), "id": c,
+                "RxDropPacketsCount": "0", "TxDropPacketsCount": "0",
+                "RxAdmitPacketsCount": "0", "TxAdmitPacketsCount": "0"}}}
+                for c in ("level1", "level2", "level3")])
+        if base == "/api/class/qosDscpClass.json":
+            return 200, imdata([{"qosDscpClass": {"attributes": {
+                "dn": "uni/tn-gpu/qoscustom-roce/dcsp-%s-%s" % (d, d), "from": d, "to": d,
+                "prio": lvl, "target": "unspecified", "targetCos": "unspecified"}}}
+                for d, lvl in (("AF31", "level2"), ("CS6", "level1"))])
+        if base == "/api/class/qosPfcIfPol.json":
+            return 200, imdata([{"qosPfcIfPol": {"attributes": {
+                "dn": "uni/infra/pfc-default", "name": "default", "adminSt": "auto"}}}])
+        if base == "/api/class/qosPfcPol.json":
+            return 200, imdata([{"qosPfcPol": {"attributes": {
+                "dn": "uni/infra/qosinst-default/class-level2/pfcpol-default", "name": "default",
+                "adminSt": "yes", "noDropCos": "cos3"}}}])
         if base == "/api/mo/%s/sys/lldp/inst.json" % node:
             return 200, imdata([])
         rec["problem"] = "unknown read %s" % base
