@@ -2,4 +2,5 @@
 #![allow(dead_code)]
 
 pub mod emulated;
+pub mod sshd;
 pub mod tls;
