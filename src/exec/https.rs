@@ -573,7 +573,7 @@ impl ApiTarget {
             backoff: Duration::from_millis(500),
             max_in_flight: api.max_in_flight.unwrap_or(4),
             place: api.node.map(|n| (api.pod.unwrap_or(1), n)),
-            auth: if sw.driver == crate::config::inventory::SwitchDriver::Aci {
+            auth: if sw.driver.session_login() {
                 ApiAuth::ApicLogin
             } else {
                 ApiAuth::Basic

@@ -277,6 +277,13 @@ impl SwitchDriver {
         )
     }
 
+    /// Whether its API keeps a session opened by a login (the APIC's
+    /// `aaaLogin`, refreshed before it expires) rather than taking basic
+    /// authentication on every request (eAPI, NX-API).
+    pub fn session_login(self) -> bool {
+        matches!(self, SwitchDriver::Aci)
+    }
+
     /// The platform an LLDP system description names, if any: a guess for
     /// `inventory discover` to mark unverified.
     pub fn from_lldp_description(descr: &str) -> Option<Self> {
