@@ -15,6 +15,14 @@
 //! `interval`, and when the thresholds cannot be read: without them no
 //! flap is known to be safe.
 //!
+//! **Privilege.** A stock Cumulus account (`cumulus`) is not root: every
+//! script decides on the switch, from `id -u`, whether its root commands
+//! (`ip link set`, `systemctl`, `vtysh`, the dead-man and its disarm, the
+//! flap log under `/run`) go through `sudo -n`; as root they run as they
+//! are. The prior read says which (`@@priv`), and an account that may not
+//! `sudo -n` is refused there, before anything changes; the apply checks
+//! again before it arms the dead-man.
+//!
 //! Not used: `nv set interface swpN link state down` + `nv config apply`.
 //! An apply takes the whole pending revision (someone else's staged edits
 //! too) and, from 5.9, saves it to the startup configuration; `ip link` is
@@ -24,6 +32,7 @@ use std::time::Duration;
 
 use crate::exec::quote;
 use crate::switch::fault::{Action, Change, Driver, Next, State};
+use crate::switch::linux::fault::Privilege;
 use crate::switch::linux::Linux;
 use crate::switch::{Answer, Query};
 
@@ -88,6 +97,26 @@ impl FlapGuard {
         }
         out
     }
+}
+
+/// The privilege refusal of a prior read: `@@priv none USER` (the
+/// account is not root and may not `sudo -n`), or no `@@priv` line at
+/// all; `None` for `@@priv root` and `@@priv sudo`.
+pub fn privilege_refusal(text: &str) -> Option<String> {
+    for line in text.lines() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        match w.as_slice() {
+            ["@@priv", "root" | "sudo"] => return None,
+            ["@@priv", "none", user @ ..] => {
+                return Some(format!(
+                    "the account {} is not root and may not run `sudo -n` without a password: ip link, systemctl, vtysh and the dead-man need root (give it passwordless sudo, or log in as root)",
+                    if user.is_empty() { "?".to_string() } else { user.join(" ") }
+                ))
+            }
+            _ => {}
+        }
+    }
+    Some("the state read printed no @@priv line: whether the account may run root commands is unknown".into())
 }
 
 /// Reads the `@@` lines [`CumulusFaults::read_prior`] adds.
@@ -155,7 +184,7 @@ impl Driver for CumulusFaults {
     }
 
     fn read_prior(&self, action: &Action) -> Query {
-        let base = Linux.read_prior(action);
+        let base = Linux.read_prior_as(action, Privilege::SudoUnlessRoot);
         let (Action::PortsDown(ports), Query::Argv(argv)) = (action, &base) else {
             return base;
         };
@@ -173,40 +202,45 @@ impl Driver for CumulusFaults {
 
     fn parse_prior(&self, action: &Action, answer: &Answer) -> Result<State, String> {
         let mut st = Linux.parse_prior(action, answer)?;
+        // `errdisabled` is where a prior state names what a fault must
+        // not touch, with the cause; check_prior refuses them.
+        if let Some(why) = privilege_refusal(&answer.text) {
+            st.errdisabled.push(why);
+        }
         if matches!(action, Action::PortsDown(_)) {
-            // `errdisabled` is where a prior state names ports a fault must
-            // not touch, with the cause; check_prior refuses them.
-            st.errdisabled = parse_guard(&answer.text).refusals();
+            st.errdisabled.extend(
+                parse_guard(&answer.text)
+                    .refusals()
+                    .into_iter()
+                    .map(|r| format!("link-flap protodown: {r}")),
+            );
         }
         Ok(st)
     }
 
     fn check_prior(&self, action: &Action, prior: &State) -> Result<(), String> {
         if !prior.errdisabled.is_empty() {
-            return Err(format!(
-                "refused, link-flap protodown: {}",
-                prior.errdisabled.join("; ")
-            ));
+            return Err(format!("refused: {}", prior.errdisabled.join("; ")));
         }
         Linux.check_prior(action, prior)
     }
 
     fn change(&self, action: &Action, prior: &State, deadman: Option<(&str, Duration)>) -> Change {
-        let mut c = Linux.change(action, prior, deadman);
+        let privilege = Privilege::SudoUnlessRoot;
+        let mut c = Linux.change_as(action, prior, deadman, privilege);
         if let Action::PortsDown(ports) = action {
             // Recorded before the change: a flap that then fails counts
-            // too, which errs on the side of fewer flaps.
+            // too, which errs on the side of fewer flaps. /run is root's.
             let record: Vec<String> = ports
                 .iter()
-                .map(|p| format!("date +%s >> {}", quote(&flap_log(p))))
+                .map(|p| format!("date +%s | $S tee -a {} >/dev/null", quote(&flap_log(p))))
                 .collect();
             c.apply.insert(
                 0,
-                Query::Argv(vec![
-                    "sh".into(),
-                    "-c".into(),
-                    format!("mkdir -p /run/rocegate && {}", record.join(" && ")),
-                ]),
+                privilege.sh(format!(
+                    "$S mkdir -p /run/rocegate && {}",
+                    record.join(" && ")
+                )),
             );
         }
         c
@@ -221,7 +255,7 @@ impl Driver for CumulusFaults {
     }
 
     fn plain(&self, action: &Action, prior: &State) -> (Vec<Query>, Vec<Query>) {
-        Linux.plain(action, prior)
+        Linux.plain_as(action, prior, Privilege::SudoUnlessRoot)
     }
 }
 

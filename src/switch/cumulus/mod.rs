@@ -12,6 +12,7 @@ use crate::counters::{cell, first_line, Canonical, ParseError, PortReadings, Rea
 
 pub mod fault;
 pub mod platform;
+pub mod qos;
 
 pub use platform::Cumulus;
 

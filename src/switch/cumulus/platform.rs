@@ -1,14 +1,16 @@
 //! The requests of the `cumulus` platform and the [`Platform`] that reads
-//! their answers: counters from `nv show interface IF link stats -o json`
-//! and `nv show interface IF counters qos`, the audit's link reads from
-//! `nv show interface IF link -o json`, the release from
-//! `/etc/lsb-release`, LLDP from lldpd (`lldpctl -f json0`, as on `linux`).
+//! their answers: counters from `nv show interface IF link stats -o json`,
+//! `nv show interface IF counters qos` (per priority and traffic class) and
+//! `nv show interface IF qos roce counters -o json` (RoCE pauses, ECN
+//! marks, buffer discards); the audit's link reads from `nv show interface
+//! IF link -o json`, each port's PFC and ECN from `nv show interface IF qos
+//! roce status -o json`, the DSCP map and trust from `nv show qos roce -o
+//! json` (shapes: [`super::qos`]), the release from `/etc/lsb-release`,
+//! LLDP from lldpd (`lldpctl -f json0`, as on `linux`).
 //!
-//! NVUE's QoS objects (`nv show qos pfc`, `nv show qos congestion-control`,
-//! `nv show qos roce`) have a JSON form, but no public capture of it was
-//! found to build and test a parser from (only their text tables are
-//! published), so PFC, ECN and the Xoff threshold are **not available** on
-//! cumulus yet, as on eos: rocegate does not guess a shape.
+//! Not available: the PFC Xoff threshold (NVUE shows buffer pools, not a
+//! per-priority Xoff) and the PFC watchdog (no public capture of `nv show
+//! qos pfc-watchdog`'s answer to build a parser from).
 
 use std::time::Duration;
 
@@ -25,23 +27,53 @@ const TOOLS: [&str; 7] = ["nv", "ip", "setsid", "pkill", "pgrep", "vtysh", "lldp
 
 const STATS: &str = "nv show interface link stats";
 const QOS: &str = "nv show interface counters qos";
+const ROCE: &str = "nv show interface qos roce counters";
 
-/// Why the QoS configuration is not read.
-const NO_QOS_JSON: &str = "no public capture of NVUE's `nv show qos pfc -o json` / `nv show qos congestion-control -o json` answer exists to build a parser from; rocegate does not guess its shape";
-
-/// A QoS setting NVUE holds but rocegate cannot read yet ([`NO_QOS_JSON`]).
-fn no_qos<T>(switch: &str, what: &str) -> Fact<T> {
-    Fact::NotAvailable {
-        tried: vec![
-            "nv show qos pfc -o json".into(),
-            "nv show qos congestion-control -o json".into(),
-        ],
-        why: format!("{switch}: {what}: {NO_QOS_JSON}"),
-    }
-}
+/// Why the PFC watchdog is not read.
+const NO_WATCHDOG: &str = "no public capture of NVUE's `nv show qos pfc-watchdog` answer exists to build a parser from; rocegate does not guess its shape";
 
 fn link_query(port: &str) -> Query {
     Query::argv(&["nv", "show", "interface", port, "link", "-o", "json"])
+}
+
+fn roce_status_query(port: &str) -> Query {
+    Query::argv(&[
+        "nv",
+        "show",
+        "interface",
+        port,
+        "qos",
+        "roce",
+        "status",
+        "-o",
+        "json",
+    ])
+}
+
+/// A part of a port's RoCE status: known, or not available naming the
+/// command and what the answer lacked.
+fn roce_part<T>(
+    switch: &str,
+    q: &Query,
+    a: Option<&Answer>,
+    what: &'static str,
+    get: fn(&super::qos::RoceStatus) -> Option<T>,
+) -> Fact<T> {
+    match fact(switch, q, a, super::qos::parse_roce_status, Ok) {
+        Fact::Known(st) => match get(&st) {
+            Some(v) => Fact::Known(v),
+            None => Fact::NotAvailable {
+                tried: vec![q.display()],
+                why: format!(
+                    "{switch}: `{}` does not say the {what} ({})",
+                    q.display(),
+                    st.missing.join("; ")
+                ),
+            },
+        },
+        Fact::NotAvailable { tried, why } => Fact::NotAvailable { tried, why },
+        Fact::Failed(e) => Fact::Failed(e),
+    }
 }
 
 impl Platform for Cumulus {
@@ -87,6 +119,17 @@ impl Platform for Cumulus {
                 "json",
             ]),
             Query::argv(&["nv", "show", "interface", port, "counters", "qos"]),
+            Query::argv(&[
+                "nv",
+                "show",
+                "interface",
+                port,
+                "qos",
+                "roce",
+                "counters",
+                "-o",
+                "json",
+            ]),
         ]
     }
 
@@ -94,6 +137,7 @@ impl Platform for Cumulus {
         match self.counter_source(q) {
             STATS => super::parse_link_stats(&a.text).map(|r| r.readings),
             QOS => super::parse_qos_counters(&a.text).map(|r| r.readings),
+            ROCE => super::qos::parse_roce_counters(&a.text).map(|r| r.readings),
             _ => Err(ParseError(format!(
                 "`{}` is not a counter read of the cumulus platform",
                 q.display()
@@ -109,23 +153,30 @@ impl Platform for Cumulus {
         match w.as_slice() {
             ["nv", "show", "interface", _, "link", "stats", ..] => STATS,
             ["nv", "show", "interface", _, "counters", "qos", ..] => QOS,
+            ["nv", "show", "interface", _, "qos", "roce", "counters", ..] => ROCE,
             _ => "unknown",
         }
     }
 
+    /// Per port its link, then its RoCE status; then the switch's RoCE
+    /// object and the release.
     fn config_queries(&self, ports: &[String]) -> Vec<Query> {
         let mut q: Vec<Query> = ports.iter().map(|p| link_query(p)).collect();
+        q.extend(ports.iter().map(|p| roce_status_query(p)));
+        q.push(Query::argv(&["nv", "show", "qos", "roce", "-o", "json"]));
         q.push(Query::argv(&["cat", "/etc/lsb-release"]));
         q
     }
 
     fn parse_config(&self, switch: &str, ports: &[String], answers: &[Answer]) -> SwitchConfig {
         let qs = self.config_queries(ports);
+        let n = ports.len();
         let ports = ports
             .iter()
             .enumerate()
             .map(|(i, name)| {
                 let a = answers.get(i);
+                let (rq, ra) = (&qs[n + i], answers.get(n + i));
                 let link = |f: fn(&super::Link) -> Option<u64>, what: &'static str| {
                     fact(switch, &qs[i], a, super::parse_link, move |l| {
                         f(&l).ok_or_else(|| format!("no {what} in the answer"))
@@ -136,9 +187,12 @@ impl Platform for Cumulus {
                     link_up: link(|l| l.oper_up.map(u64::from), "oper-status").map(|v| v == 1),
                     speed_mbps: link(|l| l.speed_mbps, "speed"),
                     mtu: link(|l| l.mtu.map(u64::from), "mtu").map(|m| m as u32),
-                    pfc: no_qos(switch, "PFC priorities"),
-                    ecn: no_qos(switch, "ECN thresholds"),
-                    pfc_xoff_bytes: no_qos(switch, "PFC Xoff threshold"),
+                    pfc: roce_part(switch, rq, ra, "PFC priorities", |s| s.pfc),
+                    ecn: roce_part(switch, rq, ra, "ECN thresholds", |s| s.ecn.clone()),
+                    pfc_xoff_bytes: Fact::NotAvailable {
+                        tried: vec![rq.display()],
+                        why: format!("{switch}: NVUE shows RoCE buffer pools, not a per-priority PFC Xoff threshold"),
+                    },
                 }
             })
             .collect();
@@ -153,11 +207,14 @@ impl Platform for Cumulus {
             ),
             pfc_watchdog: Fact::NotAvailable {
                 tried: vec!["nv show qos pfc-watchdog -o json".into()],
-                why: format!("{switch}: the PFC watchdog: {NO_QOS_JSON}"),
+                why: format!("{switch}: the PFC watchdog: {NO_WATCHDOG}"),
             },
-            dscp_prio: crate::switch::config::dscp_not_read(
+            dscp_prio: fact(
                 switch,
-                "the qos mapping is not read yet",
+                &qs[last - 1],
+                answers.get(last - 1),
+                super::qos::parse_dscp_map,
+                Ok,
             ),
             ports,
         }

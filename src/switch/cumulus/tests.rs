@@ -114,8 +114,13 @@ fn platform_reads_are_nv_show_argv() {
         qs.iter().map(Query::display).collect::<Vec<_>>(),
         [
             "nv show interface swp3 link stats -o json",
-            "nv show interface swp3 counters qos"
+            "nv show interface swp3 counters qos",
+            "nv show interface swp3 qos roce counters -o json"
         ]
+    );
+    assert_eq!(
+        p.counter_source(&qs[2]),
+        "nv show interface qos roce counters"
     );
     let a = Answer {
         exit: Some(0),
@@ -123,27 +128,46 @@ fn platform_reads_are_nv_show_argv() {
     };
     assert_eq!(p.parse_counters(&qs[0], &a).unwrap()[0].value, 7);
     assert!(p.parse_counters(&qs[1], &a).is_err());
+    assert!(p.parse_counters(&qs[2], &a).is_err());
     assert_eq!(p.normalise_port("SWP3.0"), "swp3");
     assert_eq!(p.lldp_query().display(), "lldpctl -f json0");
 }
 
-/// Link facts from NVUE, the release from lsb-release; PFC and ECN are
-/// not available with the reason, never a pass.
+/// Link facts from NVUE, PFC and ECN from the port's RoCE status, the
+/// DSCP map from the switch's RoCE object, the release from lsb-release;
+/// what an answer does not say is not available, naming the switch and
+/// the command, never a pass.
 #[test]
-fn config_reads_link_and_says_what_it_cannot() {
+fn config_reads_link_roce_and_says_what_it_cannot() {
     let p = Cumulus;
     let ports = vec!["swp1".to_string()];
     let qs = p.config_queries(&ports);
-    assert_eq!(qs[0].display(), "nv show interface swp1 link -o json");
+    assert_eq!(
+        qs.iter().map(Query::display).collect::<Vec<_>>(),
+        [
+            "nv show interface swp1 link -o json",
+            "nv show interface swp1 qos roce status -o json",
+            "nv show qos roce -o json",
+            "cat /etc/lsb-release"
+        ]
+    );
     let ok = |t: &str| Answer {
         exit: Some(0),
         text: t.into(),
+    };
+    let fixture = |n: &str| {
+        let p = format!("{}/tests/fixtures/public/{n}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
     };
     let c = p.parse_config(
         "leaf1",
         &ports,
         &[
             ok(r#"{"mtu":9216,"speed":"400G","state":{"up":{}},"oper-status":"up"}"#),
+            ok(&fixture(
+                "nvue-show-interface-qos-roce-status-swp16-cl514-docs.txt",
+            )),
+            ok(&fixture("nvue-show-qos-roce-cl514-docs.txt")),
             ok("DISTRIB_DESCRIPTION=\"Cumulus Linux 5.9.0\"\n"),
         ],
     );
@@ -155,15 +179,32 @@ fn config_reads_link_and_says_what_it_cannot() {
     assert_eq!(port.link_up.known(), Some(&true));
     assert_eq!(port.speed_mbps.known(), Some(&400_000));
     assert_eq!(port.mtu.known(), Some(&9216));
-    match &port.pfc {
+    assert_eq!(port.pfc.known().map(|p| p[3]), Some(true));
+    assert_eq!(port.ecn.known().map(Vec::len), Some(2));
+    assert_eq!(c.dscp_prio.known().map(|m| m[&26].priority), Some(Some(3)));
+    match &port.pfc_xoff_bytes {
         crate::switch::Fact::NotAvailable { why, .. } => {
-            assert!(
-                why.contains("leaf1") && why.contains("no public capture"),
-                "{why}"
-            )
+            assert!(why.contains("leaf1") && why.contains("Xoff"), "{why}")
         }
         other => panic!("{other:?}"),
     }
+    // A RoCE object without PFC or congestion control: not available,
+    // naming the command, never `false`.
+    let c = p.parse_config(
+        "leaf1",
+        &ports,
+        &[ok("{}"), ok(r#"{"mode":"lossless"}"#), ok("{}"), ok("")],
+    );
+    match &c.ports[0].pfc {
+        crate::switch::Fact::NotAvailable { why, tried } => assert!(
+            why.contains("leaf1")
+                && why.contains("no pfc object")
+                && tried[0].contains("qos roce status"),
+            "{why}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(c.dscp_prio, crate::switch::Fact::Failed(_)));
     // A missing answer is a failure naming the switch and the command.
     let c = p.parse_config("leaf1", &ports, &[]);
     match &c.ports[0].mtu {

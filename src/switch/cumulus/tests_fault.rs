@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::switch::fault::PortState;
+use crate::switch::linux::fault::SUDO_UNLESS_ROOT;
 
 fn text(s: &str) -> Answer {
     Answer {
@@ -20,7 +21,7 @@ fn flap(p: &str) -> Action {
 /// flaps at `times` and the thresholds `limits`.
 fn prior(limits: &str, times: &str) -> String {
     format!(
-        "@@init systemd\n@@port swp9 0x1003 up\n@@flapprot 0\n{limits}\n@@end-flapprot\n@@now 1000\n@@protodown swp9 0\n@@flaps swp9 {times}\n"
+        "@@init systemd\n@@port swp9 0x1003 up\n@@priv sudo\n@@flapprot 0\n{limits}\n@@end-flapprot\n@@now 1000\n@@protodown swp9 0\n@@flaps swp9 {times}\n"
     )
 }
 
@@ -37,11 +38,13 @@ fn the_prior_read_asks_thresholds_protodown_and_past_flaps() {
     assert!(s.contains("/sys/class/net/swp9/proto_down"), "{s}");
     assert!(s.contains("/run/rocegate/flaps-swp9"), "{s}");
     assert!(shlex::split(s).is_some());
-    // A routing fault flaps no port: the linux read as it is.
+    // A routing fault flaps no port: the linux read, FRR read as root.
     assert_eq!(
         CumulusFaults.read_prior(&Action::RoutingStop),
-        Linux.read_prior(&Action::RoutingStop)
+        Linux.read_prior_as(&Action::RoutingStop, Privilege::SudoUnlessRoot)
     );
+    assert!(s.contains("$S vtysh -c 'show bgp summary json'"), "{s}");
+    assert!(s.contains("@@priv none $(id -un)"), "{s}");
 }
 
 #[test]
@@ -110,7 +113,7 @@ fn a_protodown_port_or_unread_thresholds_are_refused() {
         "{e}"
     );
     // `nv` refused (an account outside nvshow, or a release before 5.7).
-    let unread = "@@init systemd\n@@port swp9 0x1003 up\n@@flapprot 1 Error: Path not found: system link flap-protection\n@@now 1000\n@@protodown swp9 0\n@@flaps swp9\n";
+    let unread = "@@init systemd\n@@port swp9 0x1003 up\n@@priv root\n@@flapprot 1 Error: Path not found: system link flap-protection\n@@now 1000\n@@protodown swp9 0\n@@flaps swp9\n";
     let st = CumulusFaults.parse_prior(&a, &text(unread)).unwrap();
     let e = CumulusFaults.check_prior(&a, &st).unwrap_err();
     assert!(
@@ -129,20 +132,43 @@ fn the_apply_records_the_flap_before_the_linux_change() {
     assert_eq!(c.apply.len(), 2);
     assert_eq!(
         c.apply[0].display(),
-        "sh -c mkdir -p /run/rocegate && date +%s >> /run/rocegate/flaps-swp9"
+        format!("sh -c {SUDO_UNLESS_ROOT}; $S mkdir -p /run/rocegate && date +%s | $S tee -a /run/rocegate/flaps-swp9 >/dev/null")
     );
-    let linux = Linux.change(
+    let linux = Linux.change_as(
         &flap("swp9"),
         &State::default(),
         Some(("x-1", Duration::from_secs(30))),
+        Privilege::SudoUnlessRoot,
     );
     assert_eq!(c.apply[1], linux.apply[0]);
     assert_eq!(c.undo, linux.undo);
     assert!(c.armed);
-    assert_eq!(
-        CumulusFaults.plain(&flap("swp9"), &State::default()),
-        Linux.plain(&flap("swp9"), &State::default())
+    let Query::Argv(a) = &c.apply[1] else {
+        panic!()
+    };
+    assert!(a[2].starts_with(SUDO_UNLESS_ROOT), "{}", a[2]);
+    assert!(
+        a[2].contains("$S setsid sh -c") && a[2].contains("$S ip link set dev swp9 down"),
+        "{}",
+        a[2]
     );
+    assert!(a[2].find("may not run sudo -n").unwrap() < a[2].find("$S setsid").unwrap());
+    let Query::Argv(u) = &c.undo else { panic!() };
+    assert!(
+        u[2].contains("$S pkill -f") && u[2].contains("$S ip link set dev swp9 up"),
+        "{}",
+        u[2]
+    );
+    // Root's linux driver is unchanged: no `$S` anywhere.
+    let root = Linux.change(
+        &flap("swp9"),
+        &State::default(),
+        Some(("x-1", Duration::from_secs(30))),
+    );
+    assert!(!root.apply[0].display().contains("$S") && !root.undo.display().contains("sudo"));
+    let (down, up) = CumulusFaults.plain(&flap("swp9"), &State::default());
+    assert_eq!(down[0].display(), "sudo -n ip link set dev swp9 down");
+    assert_eq!(up[0].display(), "sudo -n ip link set dev swp9 up");
 }
 
 fn have(tool: &str) -> bool {
@@ -231,4 +257,128 @@ fn sigkill_mid_fault_then_recover_restores_the_port() {
         std::fs::read_to_string(&log).unwrap(),
         "link set dev swp9 down\nlink set dev swp9 up\n"
     );
+}
+
+/// An account that may not `sudo -n` is refused at the prior read, before
+/// anything changes, naming the account and what needs root.
+#[test]
+fn an_account_without_sudo_is_refused_before_anything_changes() {
+    let a = flap("swp9");
+    let no = prior(r#"{"threshold": 5, "interval": 10}"#, "")
+        .replace("@@priv sudo", "@@priv none cumulus");
+    let st = CumulusFaults.parse_prior(&a, &text(&no)).unwrap();
+    let e = CumulusFaults.check_prior(&a, &st).unwrap_err();
+    assert!(
+        e.starts_with("refused: the account cumulus is not root and may not run `sudo -n`"),
+        "{e}"
+    );
+    // No @@priv line at all (a script cut short): not known to be safe.
+    let cut = prior(r#"{"threshold": 5, "interval": 10}"#, "").replace("@@priv sudo\n", "");
+    let st = CumulusFaults.parse_prior(&a, &text(&cut)).unwrap();
+    assert!(CumulusFaults.check_prior(&a, &st).is_err());
+    // Root needs no sudo.
+    let root =
+        prior(r#"{"threshold": 5, "interval": 10}"#, "").replace("@@priv sudo", "@@priv root");
+    let st = CumulusFaults.parse_prior(&a, &text(&root)).unwrap();
+    CumulusFaults.check_prior(&a, &st).unwrap();
+}
+
+/// Fake `id` (uid 1000, user cumulus), `sudo` (logs, then runs the
+/// command, or refuses when `deny` is set) and `ip` first on PATH.
+fn non_root(dir: &std::path::Path, deny: bool) -> (String, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let log = dir.join("log");
+    let tools = [
+        (
+            "id",
+            "#!/bin/sh\nif [ \"$1\" = -u ]; then echo 1000; else echo cumulus; fi\n".to_string(),
+        ),
+        (
+            "sudo",
+            if deny {
+                "#!/bin/sh\necho 'sudo: a password is required' >&2\nexit 1\n".to_string()
+            } else {
+                format!(
+                    "#!/bin/sh\n[ \"$1\" = -n ] && shift\necho \"sudo $1\" >> {}\nexec \"$@\"\n",
+                    log.display()
+                )
+            },
+        ),
+        (
+            "ip",
+            format!("#!/bin/sh\necho \"ip $*\" >> {}\n", log.display()),
+        ),
+    ];
+    for (name, body) in tools {
+        let p = dir.join(name);
+        std::fs::write(&p, body).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    (path, log)
+}
+
+/// As a non-root account the apply and the undo run their root commands
+/// through `sudo -n` (the dead-man too, so its own undo runs as root);
+/// without the right, the apply stops before it arms or changes anything.
+#[test]
+fn a_non_root_account_goes_through_sudo_and_is_stopped_without_it() {
+    if !["setsid", "pkill", "pgrep"].iter().all(|t| have(t)) {
+        eprintln!("skipped: setsid, pkill or pgrep is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (path, log) = non_root(dir.path(), false);
+    let id = format!("cumulus{}-sudo", std::process::id());
+    let c = CumulusFaults.change(
+        &flap("swp9"),
+        &State::default(),
+        Some((&id, Duration::from_secs(120))),
+    );
+    let run = |q: &Query| {
+        let Query::Argv(a) = q else { panic!() };
+        std::process::Command::new("sh")
+            .args(["-c", &a[2]])
+            .env("PATH", &path)
+            .output()
+            .unwrap()
+    };
+    let o = run(&c.apply[1]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(armed(&id));
+    let o = run(&c.undo);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!armed(&id));
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        said.contains("sudo setsid")
+            && said.contains("sudo ip\nip link set dev swp9 down")
+            && said.contains("sudo pkill")
+            && said.contains("sudo ip\nip link set dev swp9 up"),
+        "{said}"
+    );
+    // No sudo right: exit 96, nothing run, nothing armed.
+    let dir = tempfile::tempdir().unwrap();
+    let (path, log) = non_root(dir.path(), true);
+    let id = format!("cumulus{}-nosudo", std::process::id());
+    let c = CumulusFaults.change(
+        &flap("swp9"),
+        &State::default(),
+        Some((&id, Duration::from_secs(120))),
+    );
+    let Query::Argv(a) = &c.apply[1] else {
+        panic!()
+    };
+    let o = std::process::Command::new("sh")
+        .args(["-c", &a[2]])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(96));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cumulus may not run sudo -n"));
+    assert!(!armed(&id) && !log.exists());
 }

@@ -15,6 +15,50 @@ fn sh(script: String) -> Query {
     Query::Argv(vec!["sh".into(), "-c".into(), script])
 }
 
+/// Who runs the commands that need root.
+///
+/// `linux` logs in as root (its lab runs as root): its commands are sent
+/// as they are. A stock Cumulus account (`cumulus`) is not root: its
+/// scripts decide on the device, from `id -u`, whether the root commands
+/// go through `sudo -n` (never a password prompt: a missing right fails at
+/// once, and the apply stops before anything changes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Privilege {
+    /// Sent as they are: the account is root.
+    AsIs,
+    /// `sudo -n` in front of each root command unless `id -u` is 0.
+    SudoUnlessRoot,
+}
+
+/// The line a [`Privilege::SudoUnlessRoot`] script starts with: `$S` is
+/// empty as root and `sudo -n` otherwise.
+pub const SUDO_UNLESS_ROOT: &str = "if [ \"$(id -u)\" -eq 0 ]; then S=; else S='sudo -n'; fi";
+
+impl Privilege {
+    /// What goes in front of a root command.
+    fn prefix(self) -> &'static str {
+        match self {
+            Privilege::AsIs => "",
+            Privilege::SudoUnlessRoot => "$S ",
+        }
+    }
+
+    /// `sh -c SCRIPT`, with the `$S` line first where it is used.
+    pub fn sh(self, script: String) -> Query {
+        match self {
+            Privilege::AsIs => sh(script),
+            Privilege::SudoUnlessRoot => sh(format!("{SUDO_UNLESS_ROOT}; {script}")),
+        }
+    }
+
+    /// Every command of `cmds` run as root.
+    fn root(self, cmds: Vec<String>) -> Vec<String> {
+        cmds.into_iter()
+            .map(|c| format!("{}{c}", self.prefix()))
+            .collect()
+    }
+}
+
 const FRRINIT: &str = "/usr/lib/frr/frrinit.sh";
 
 /// The ports `action` takes down.
@@ -118,6 +162,32 @@ impl Driver for Linux {
     }
 
     fn read_prior(&self, action: &Action) -> Query {
+        self.read_prior_as(action, Privilege::AsIs)
+    }
+
+    fn parse_prior(&self, action: &Action, answer: &Answer) -> Result<State, String> {
+        self.parse_prior_text(action, answer)
+    }
+
+    fn check_prior(&self, action: &Action, prior: &State) -> Result<(), String> {
+        self.check_prior_state(action, prior)
+    }
+
+    fn change(&self, action: &Action, prior: &State, deadman: Option<(&str, Duration)>) -> Change {
+        self.change_as(action, prior, deadman, Privilege::AsIs)
+    }
+
+    fn plain(&self, action: &Action, prior: &State) -> (Vec<Query>, Vec<Query>) {
+        self.plain_as(action, prior, Privilege::AsIs)
+    }
+}
+
+impl Linux {
+    /// [`Driver::read_prior`] with the root commands (FRR's `vtysh`) run
+    /// as `privilege` says; [`Privilege::SudoUnlessRoot`] also prints
+    /// `@@priv root`, `@@priv sudo` or `@@priv none USER` (the account
+    /// may not `sudo -n`), which the cumulus driver reads.
+    pub fn read_prior_as(&self, action: &Action, privilege: Privilege) -> Query {
         let mut s = String::from(
             "if [ -d /run/systemd/system ]; then echo '@@init systemd'; else echo '@@init frrinit'; fi",
         );
@@ -135,11 +205,17 @@ impl Driver for Linux {
             );
         }
         // Routing sessions, where FRR runs (a node has no vtysh).
-        s += "; if command -v vtysh >/dev/null 2>&1; then echo '@@bgp'; vtysh -c 'show bgp summary json' 2>/dev/null; echo '@@end'; fi";
-        sh(s)
+        s += &format!(
+            "; if command -v vtysh >/dev/null 2>&1; then echo '@@bgp'; {}vtysh -c 'show bgp summary json' 2>/dev/null; echo '@@end'; fi",
+            privilege.prefix()
+        );
+        if privilege == Privilege::SudoUnlessRoot {
+            s += "; if [ -z \"$S\" ]; then echo '@@priv root'; elif sudo -n true 2>/dev/null; then echo '@@priv sudo'; else echo \"@@priv none $(id -un)\"; fi";
+        }
+        privilege.sh(s)
     }
 
-    fn parse_prior(&self, action: &Action, answer: &Answer) -> Result<State, String> {
+    fn parse_prior_text(&self, action: &Action, answer: &Answer) -> Result<State, String> {
         let text = answer.text.as_str();
         let mut st = State::default();
         let mut seen_init = false;
@@ -224,7 +300,7 @@ impl Driver for Linux {
         Ok(st)
     }
 
-    fn check_prior(&self, action: &Action, prior: &State) -> Result<(), String> {
+    fn check_prior_state(&self, action: &Action, prior: &State) -> Result<(), String> {
         let down: Vec<&str> = prior
             .ports
             .iter()
@@ -271,7 +347,17 @@ impl Driver for Linux {
         Ok(())
     }
 
-    fn change(&self, action: &Action, prior: &State, deadman: Option<(&str, Duration)>) -> Change {
+    /// [`Driver::change`] with the root commands run as `privilege` says:
+    /// the change, the undo, the dead-man timer (armed as root, so that
+    /// its own undo runs as root) and the disarm (`pkill` of a root
+    /// process).
+    pub fn change_as(
+        &self,
+        action: &Action,
+        prior: &State,
+        deadman: Option<(&str, Duration)>,
+        privilege: Privilege,
+    ) -> Change {
         let ports = ports_of(action);
         let (apply, undo): (Vec<String>, Vec<String>) = match action {
             Action::PortsDown(_) => (links(ports, false), links(ports, true)),
@@ -297,7 +383,9 @@ impl Driver for Linux {
                 vtysh_bgp(prior, "no neighbor {} shutdown"),
             ),
         };
+        let (apply, undo) = (privilege.root(apply), privilege.root(undo));
         let reboots = matches!(action, Action::Reload { .. }) && prior.init == Init::Systemd;
+        let root = privilege.prefix();
         // Undo runs every command whatever the others did, and fails if any did.
         let body = |disarm: Option<&str>| {
             let mut s = String::from("rc=0");
@@ -311,7 +399,7 @@ impl Driver for Linux {
                 );
                 // pkill: 0 killed, 1 none left (already fired, or never
                 // armed); anything else means the timer may still be armed.
-                s += &format!("; pkill -f {}; [ $? -le 1 ] || rc=97", quote(p));
+                s += &format!("; {root}pkill -f {}; [ $? -le 1 ] || rc=97", quote(p));
             }
             for c in &undo {
                 s += &format!("; {c} || rc=$?");
@@ -332,9 +420,15 @@ impl Driver for Linux {
                 // The timer outlives the ssh session that armed it (setsid,
                 // closed descriptors). Nothing is changed unless its tools
                 // exist and it is seen running.
+                // Without the right to sudo, nothing is armed or changed.
+                let may = if privilege == Privilege::SudoUnlessRoot {
+                    "if [ -n \"$S\" ] && ! sudo -n true 2>/dev/null; then echo \"rocegate: $(id -un) may not run sudo -n (no password) here: nothing changed\" >&2; exit 96; fi; "
+                } else {
+                    ""
+                };
                 let apply = format!(
-                    ": rocegate-apply {id}; for t in setsid pkill pgrep; do command -v $t >/dev/null 2>&1 || {{ echo \"rocegate: $t is not installed: no dead-man switch, nothing changed\" >&2; exit 97; }}; done; \
-setsid sh -c {} </dev/null >/dev/null 2>&1 & \
+                    ": rocegate-apply {id}; {may}for t in setsid pkill pgrep; do command -v $t >/dev/null 2>&1 || {{ echo \"rocegate: $t is not installed: no dead-man switch, nothing changed\" >&2; exit 97; }}; done; \
+{root}setsid sh -c {} </dev/null >/dev/null 2>&1 & \
 i=0; until pgrep -f {} >/dev/null; do i=$((i+1)); if [ $i -ge 40 ]; then echo 'rocegate: the dead-man timer did not start: nothing changed' >&2; exit 98; fi; sleep 0.05; done; \
 {}",
                     quote(&timer),
@@ -342,15 +436,15 @@ i=0; until pgrep -f {} >/dev/null; do i=$((i+1)); if [ $i -ge 40 ]; then echo 'r
                     apply.join(" && ")
                 );
                 Change {
-                    apply: vec![sh(apply)],
-                    undo: sh(body(Some(&pattern))),
+                    apply: vec![privilege.sh(apply)],
+                    undo: privilege.sh(body(Some(&pattern))),
                     armed: true,
                     reboots,
                 }
             }
             _ => Change {
-                apply: vec![sh(apply.join(" && "))],
-                undo: sh(if undo.is_empty() {
+                apply: vec![privilege.sh(apply.join(" && "))],
+                undo: privilege.sh(if undo.is_empty() {
                     "true".to_string()
                 } else {
                     body(None)
@@ -361,8 +455,27 @@ i=0; until pgrep -f {} >/dev/null; do i=$((i+1)); if [ $i -ge 40 ]; then echo 'r
         }
     }
 
-    fn plain(&self, action: &Action, _prior: &State) -> (Vec<Query>, Vec<Query>) {
-        let words = |s: String| Query::Argv(s.split(' ').map(String::from).collect());
+    /// [`Driver::plain`], each command behind `sudo -n` for
+    /// [`Privilege::SudoUnlessRoot`] (a plain command is one argv: no
+    /// shell decides; root may `sudo -n` too).
+    pub fn plain_as(
+        &self,
+        action: &Action,
+        _prior: &State,
+        privilege: Privilege,
+    ) -> (Vec<Query>, Vec<Query>) {
+        let sudo: &[&str] = match privilege {
+            Privilege::AsIs => &[],
+            Privilege::SudoUnlessRoot => &["sudo", "-n"],
+        };
+        let words = |s: String| {
+            Query::Argv(
+                sudo.iter()
+                    .map(|w| w.to_string())
+                    .chain(s.split(' ').map(String::from))
+                    .collect(),
+            )
+        };
         let ports = ports_of(action);
         let (a, u) = match action {
             Action::PortsDown(_) => (links(ports, false), links(ports, true)),
@@ -377,18 +490,21 @@ i=0; until pgrep -f {} >/dev/null; do i=$((i+1)); if [ $i -ge 40 ]; then echo 'r
             Action::BgpPeerDown { port } => {
                 let vtysh = |line: String| {
                     Query::Argv(
-                        [
-                            "vtysh",
-                            "-c",
-                            "configure terminal",
-                            "-c",
-                            "router bgp",
-                            "-c",
-                        ]
-                        .iter()
-                        .map(|w| w.to_string())
-                        .chain([line])
-                        .collect(),
+                        sudo.iter()
+                            .chain(
+                                [
+                                    "vtysh",
+                                    "-c",
+                                    "configure terminal",
+                                    "-c",
+                                    "router bgp",
+                                    "-c",
+                                ]
+                                .iter(),
+                            )
+                            .map(|w| w.to_string())
+                            .chain([line])
+                            .collect(),
                     )
                 };
                 return (
