@@ -1090,13 +1090,29 @@ fn sys(ctx: &Ctx, s: SwitchId, pod: u32, node: u32) -> Mo {
             "id": node, "podId": pod, "name": sw.name, "role": role(ctx, s),
             "version": version(ctx), "serial": serial(ctx, s), "state": "in-service",
             "fabricDomain": ctx.inv.fabric.name,
-            // The TEP address the fabric gives the switch.
-            "address": format!("10.{}.{}.{}", pod.min(255), (node >> 8) & 0xFF, node & 0xFF),
+            "address": tep(pod, node),
             "systemUpTime": uptime(ctx.t),
             "currentTime": iso(ctx.t),
         }),
     )
     .with(kids)
+}
+
+/// The TEP address the fabric gives a switch.
+fn tep(pod: u32, node: u32) -> String {
+    format!("10.{}.{}.{}", pod.min(255), (node >> 8) & 0xFF, node & 0xFF)
+}
+
+/// The management address an LLDP neighbour advertises: an ACI switch's
+/// own TEP (its inventory `address` is its APIC's, which no switch
+/// advertises), any other switch's inventory address.
+fn neighbor_mgmt(ctx: &Ctx, name: &str, mgmt: &str) -> String {
+    ctx.inv
+        .switch_by_name
+        .get(name)
+        .filter(|&&s| ctx.inv.switches[s].driver == SwitchDriver::Aci)
+        .and_then(|&s| place(ctx.inv, s))
+        .map_or_else(|| mgmt.to_string(), |(pod, node)| tep(pod, node))
 }
 
 /// The APIC's name of a port (`eth1/1`).
@@ -1279,7 +1295,8 @@ fn lldp(ctx: &Ctx, s: SwitchId, sys: &str) -> Mo {
                             "sysName": name, "sysDesc": format!("rocegate emulated switch {name}"),
                             "chassisIdT": "mac", "chassisIdV": colons(name_mac(name)),
                             "portIdT": "if-name", "portIdV": port, "portDesc": port,
-                            "mgmtIp": mgmt, "ttl": 120, "capability": "bridge,router",
+                            "mgmtIp": neighbor_mgmt(ctx, name, mgmt), "ttl": 120,
+                            "capability": "bridge,router",
                         }),
                     };
                     Mo::new("lldpAdjEp", &format!("{dn}/adj-1"), a)
