@@ -13,9 +13,11 @@ fn run(dir: &Path, extra: &[&str]) -> Vec<serde_json::Value> {
 }
 
 /// The acceptance suite passes; every leaf's counters come from NVUE's
-/// link stats, its ECN marks from `counters qos`, its links from `nv show
-/// interface IF link -o json` (the audit checks every leaf port), and the
-/// leaf reset is FRR stopped and started.
+/// link stats, its ECN marks from `counters qos` and `qos roce counters`,
+/// its links from `nv show interface IF link -o json`, each port's PFC and
+/// ECN from its RoCE status and the DSCP map from `nv show qos roce` (the
+/// audit checks every leaf port), and the leaf reset is FRR stopped and
+/// started through `sudo -n` (the emulated account is `cumulus`).
 #[test]
 fn acceptance_on_cumulus_leaves_reads_their_counters_and_sends_the_faults() {
     let tmp = tempfile::tempdir().unwrap();
@@ -40,6 +42,40 @@ fn acceptance_on_cumulus_leaves_reads_their_counters_and_sends_the_faults() {
     assert!(ledger("nv show interface counters qos")
         .iter()
         .any(|r| ledger_value(r, "ecn_marked") > 0));
+    let roce = ledger("nv show interface qos roce counters");
+    assert!(roce.len() >= 16, "{}", roce.len());
+    assert!(roce.iter().any(|r| ledger_value(r, "ecn_marked") > 0));
+    // The audit's findings from NVUE's RoCE objects: PFC and ECN on every
+    // leaf port as the profile says, the DSCP map on every leaf.
+    let findings = |check: &str| -> Vec<&serde_json::Value> {
+        records
+            .iter()
+            .filter(|r| {
+                r["event"] == "finding"
+                    && r["check"] == check
+                    && r["host"].as_str().unwrap_or("").contains("-leaf")
+            })
+            .collect()
+    };
+    for check in ["switch.pfc", "switch.ecn"] {
+        let f = findings(check);
+        assert_eq!(f.len(), 16 * 16, "{check}");
+        assert!(
+            f.iter().all(|r| r["outcome"] == "ok"),
+            "{check}: {:?}",
+            f[0]
+        );
+        assert!(f[0]["sources"]
+            .to_string()
+            .contains("qos roce status -o json"));
+    }
+    let dscp = findings("switch.dscp_map");
+    assert_eq!(dscp.len(), 16);
+    assert!(dscp.iter().all(|r| r["outcome"] == "ok"
+        && r["observed"]
+            .as_str()
+            .unwrap()
+            .contains("26->switch-priority 3")));
     // The audit read every leaf port's link and MTU from NVUE.
     let audited = records
         .iter()
@@ -60,7 +96,7 @@ fn acceptance_on_cumulus_leaves_reads_their_counters_and_sends_the_faults() {
         .expect("a leaf-reset sample");
     let cmds = reset["commands"].to_string();
     assert!(
-        cmds.contains("systemctl stop frr") && cmds.contains("systemctl start frr"),
+        cmds.contains("sudo -n systemctl stop frr") && cmds.contains("sudo -n systemctl start frr"),
         "{cmds}"
     );
     for test in ["link-flap", "leaf-reset"] {
@@ -128,6 +164,16 @@ fn cumulus_leaf_faults_take_ports_down_in_the_model() {
         .as_str()
         .unwrap()
         .contains("r0-leaf1:swp9"));
+    let sample = records
+        .iter()
+        .find(|r| r["event"] == "sample" && r["test"] == "uplink-flap" && r["commands"].is_array())
+        .expect("an uplink-flap sample");
+    let cmds = sample["commands"].to_string();
+    assert!(
+        cmds.contains("sudo -n ip link set dev swp9 down")
+            && cmds.contains("sudo -n ip link set dev swp9 up"),
+        "{cmds}"
+    );
     let down = verdict("leaf-ports-down");
     assert_eq!(down["value"], 8.0, "{down}");
     assert!(records.iter().any(|r| r["event"] == "ledger"
