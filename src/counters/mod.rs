@@ -59,6 +59,10 @@ pub enum Canonical {
     Retransmits,
     /// Peak buffer occupancy in bytes (per queue); a gauge, not a counter.
     BufferWatermark,
+    /// PFC storms a switch's PFC watchdog detected on a lossless queue (per
+    /// queue): the queue was held paused longer than the watchdog's
+    /// detection time (SONiC `pfcwd show stats`, STORM DETECTED).
+    PfcStormDetected,
 }
 
 impl Canonical {
@@ -87,6 +91,7 @@ impl Canonical {
             Canonical::LocalAckTimeout => "local_ack_timeout",
             Canonical::Retransmits => "retransmits",
             Canonical::BufferWatermark => "buffer_watermark",
+            Canonical::PfcStormDetected => "pfc_storm_detected",
         }
     }
 

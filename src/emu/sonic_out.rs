@@ -1,6 +1,10 @@
 //! What an emulated SONiC switch prints for the command lines the `sonic`
-//! platform sends (`switch::sonic`): `portstat -r -i PORT`, `pfcstat -s
-//! all`, `queuestat -p PORT`, the CONFIG_DB dump (`sonic-cfggen -d
+//! platform sends (`switch::sonic`): its counter reads in their resolver
+//! script (`RESOLVE`: the port named or aliased `etpN`, one ASIC) —
+//! `portstat -r -i PORT`, `pfcstat -s all`, `queuestat -p PORT`, the
+//! persistent PG and unicast queue watermarks, `pfcwd show stats -e
+//! PORT:Q…`, `wredstat -p PORT`, `show interfaces flap PORT` — the
+//! CONFIG_DB dump (`sonic-cfggen -d
 //! --print-data`), `show interfaces status`, `/etc/sonic/sonic_version.yml`,
 //! lldpd in its container (`docker exec lldp lldpctl -f json0`) and the
 //! fault driver's prior-state script (the status table, FRR's `show bgp
@@ -13,6 +17,19 @@
 //! printed: rates (`RX_BPS`, `RX_UTIL`, … are `N/A`: portstat computes
 //! them from a poll the model does not keep) and drop bytes (`N/A`: the
 //! model counts dropped packets only).
+//!
+//! From the model: the unicast queue watermarks are the egress queues'
+//! peak occupancy (`tc_watermark_bytes`); the PG (ingress) watermarks are
+//! `N/A`, the model keeps no ingress occupancy. ECN marks are the queues'
+//! marked packets (`tc_ecn_marked`); WRED drops are 0 because the model's
+//! WRED profiles mark (`ecn_all`) instead of dropping; byte columns are
+//! `N/A`. The flap count is orchagent's (one per oper change: twice the
+//! model's link-downs, plus one while the link is up, since a port starts
+//! down at boot); its timestamps are `N/A` (no wall clock in the model).
+//! The PFC watchdog rows are those of the lossless queues (PFC on) with
+//! the model's storms: none, since no defect of the model holds a queue
+//! paused past the watchdog's 200 ms; TX/RX are the queue's packets and
+//! drops.
 
 use std::collections::BTreeMap;
 
@@ -23,6 +40,7 @@ use crate::config::model::{Inventory, SwitchId};
 
 use crate::config::model::End;
 use crate::switch::fault::{Action, Driver};
+use crate::switch::sonic::platform::unresolve;
 use crate::switch::sonic::Sonic;
 use crate::switch::Query;
 
@@ -36,7 +54,8 @@ use super::Parsed;
 
 /// The SONiC the emulated switches run unless the inventory's
 /// `versions.nos` names one.
-const SONIC_VERSION: &str = "SONiC.202311.1-b7d2c5e1";
+/// 202505: the first release with `wredstat` and `show interfaces flap`.
+const SONIC_VERSION: &str = "SONiC.202505.1-b7d2c5e1";
 
 /// A read of the sonic platform, resolved to what it reads.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,6 +66,18 @@ pub enum Read {
     Pfcstat,
     /// `queuestat -p PORT`.
     Queuestat(usize),
+    /// `watermarkstat -p -t pg_shared` (`true`) or `q_shared_uni`: every
+    /// port of the switch.
+    Watermark { pg: bool },
+    /// `pfcwd show stats -e PORT:Q …`: the named queues that exist.
+    Pfcwd(Vec<(usize, usize)>),
+    /// `wredstat -p PORT`.
+    Wred(usize),
+    /// `show interfaces flap PORT`.
+    Flap(usize),
+    /// A read in the platform's resolver script: `@@port NAME`, then the
+    /// read's output.
+    Resolved { port: usize, read: Box<Read> },
     /// `sonic-cfggen -d --print-data`.
     ConfigDb,
     /// `show interfaces status`.
@@ -78,6 +109,22 @@ fn port(world: &World, s: SwitchId, name: &str) -> Option<usize> {
         .find(|&i| world.port_switch[i] == Some(s) && world.port_cfg[i].name.to_lowercase() == want)
 }
 
+/// The port a counter read names: by its SONiC name when it is shaped
+/// like one (as the resolver script decides), else by its alias (`etpN`,
+/// the front-panel position, as CONFIG_DB and `show interfaces status`
+/// print it).
+fn named(world: &World, s: SwitchId, name: &str) -> Option<usize> {
+    let shaped = name
+        .strip_prefix("Ethernet")
+        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()) || r.starts_with("-BP"))
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+    if shaped {
+        return port(world, s, name);
+    }
+    let k: usize = name.strip_prefix("etp")?.parse().ok()?;
+    ports(world, s).get(k.checked_sub(1)?).copied()
+}
+
 /// Port indices of switch `s` in the order SONiC lists them (`Ethernet2`
 /// before `Ethernet10`).
 fn ports(world: &World, s: SwitchId) -> Vec<usize> {
@@ -105,6 +152,39 @@ pub fn parse(inv: &Inventory, world: &World, s: SwitchId, argv: &[String]) -> Op
     if let Some(read) = prior(world, s, argv) {
         return Some(Parsed::Probe(Probe::Sonic(s, read)));
     }
+    if let Some((name, _where, tool)) = unresolve(argv) {
+        // One ASIC: the script's namespace walk finds nothing to walk.
+        let Some(p) = named(world, s, name) else {
+            return Some(done(
+                String::new(),
+                format!("rocegate: {name} is neither a port nor a port alias of this switch (show interfaces alias)\n"),
+                3,
+            ));
+        };
+        let real = world.port_cfg[p].name.clone();
+        let inner: Vec<String> = tool.iter().map(|a| a.replace("@PORT@", &real)).collect();
+        if inner.first().is_some_and(|t| t == "sh") {
+            return None;
+        }
+        return match parse(inv, world, s, &inner) {
+            Some(Parsed::Probe(Probe::Sonic(_, read))) => Some(Parsed::Probe(Probe::Sonic(
+                s,
+                Read::Resolved {
+                    port: p,
+                    read: Box::new(read),
+                },
+            ))),
+            Some(other) => Some(other),
+            None => Some(done(
+                String::new(),
+                format!(
+                    "rocegate: {} is not available on this SONiC image\n",
+                    inner.first().map_or("", String::as_str)
+                ),
+                127,
+            )),
+        };
+    }
     let w: Vec<&str> = argv.iter().map(String::as_str).collect();
     // portstat's and queuestat's answer to a port the switch does not have.
     let unknown = |tool: &str, x: &str| {
@@ -123,6 +203,34 @@ pub fn parse(inv: &Inventory, world: &World, s: SwitchId, argv: &[String]) -> Op
         ["queuestat", "-p", x] => match port(world, s, x) {
             Some(p) => Read::Queuestat(p),
             None => return unknown("queuestat", x),
+        },
+        ["watermarkstat", "-p", "-t", t @ ("pg_shared" | "q_shared_uni")] => Read::Watermark {
+            pg: *t == "pg_shared",
+        },
+        ["pfcwd", "show", "stats", "-e", queues @ ..] => Read::Pfcwd(
+            queues
+                .iter()
+                .filter_map(|q| {
+                    let (x, n) = q.rsplit_once(':')?;
+                    let n: usize = n.parse().ok().filter(|n| *n < 8)?;
+                    Some((port(world, s, x)?, n))
+                })
+                .collect(),
+        ),
+        ["wredstat", "-p", x] => match port(world, s, x) {
+            Some(p) => Read::Wred(p),
+            None => return unknown("wredstat", x),
+        },
+        ["show", "interfaces", "flap", x] => match port(world, s, x) {
+            Some(p) => Read::Flap(p),
+            // click's `ctx.fail`.
+            None => {
+                return Some(done(
+                    String::new(),
+                    format!("Usage: show interfaces flap [OPTIONS] [INTERFACENAME]\nTry \"show interfaces flap -h\" for help.\n\nError: Invalid interface name {x}\n"),
+                    2,
+                ))
+            }
         },
         ["sonic-cfggen", "-d", "--print-data"] => Read::ConfigDb,
         ["show", "interfaces", "status"] => Read::Status,
@@ -294,6 +402,133 @@ fn queuestat(world: &World, p: usize) -> String {
             "Drop/bytes",
         ],
         &rows,
+    )
+}
+
+/// `watermarkstat -p -t pg_shared|q_shared_uni`: every port's persistent
+/// peak per PG (ingress: `N/A`, not modelled) or unicast queue (the egress
+/// queue's peak occupancy in bytes).
+fn watermark(world: &World, s: SwitchId, pg: bool) -> String {
+    let prefix = if pg { "PG" } else { "UC" };
+    let names: Vec<String> = (0..8).map(|i| format!("{prefix}{i}")).collect();
+    let mut header = vec!["Port"];
+    header.extend(names.iter().map(String::as_str));
+    let rows: Vec<Vec<String>> = ports(world, s)
+        .iter()
+        .map(|&p| {
+            let mut r = vec![world.port_cfg[p].name.clone()];
+            r.extend((0..8).map(|q| {
+                if pg {
+                    "N/A".to_string()
+                } else {
+                    count(world.port[p].tc_watermark_bytes[q]).to_string()
+                }
+            }));
+            r
+        })
+        .collect();
+    let title = if pg {
+        "Ingress shared pool occupancy per PG:"
+    } else {
+        "Egress shared pool occupancy per unicast queue:"
+    };
+    format!("{title}\n{}", tabulate(&header, &rows))
+}
+
+/// `pfcwd show stats -e Q…`: one row per named queue, `N/A` status on a
+/// queue the watchdog does not watch (PFC off); see the module's comment.
+fn pfcwd(world: &World, queues: &[(usize, usize)]) -> String {
+    let rows: Vec<Vec<String>> = queues
+        .iter()
+        .map(|&(p, q)| {
+            let c = &world.port[p];
+            let watched = world.port_cfg[p].pfc[q];
+            let pair = |a: f64, b: f64| format!("{}/{}", count(a), count(b));
+            vec![
+                format!("{}:{q}", world.port_cfg[p].name),
+                if watched { "operational" } else { "N/A" }.into(),
+                // The model's storms on this queue: none (see above).
+                pair(0.0, 0.0),
+                pair(c.prio[q].tx_packets, c.tc_drops[q]),
+                pair(c.prio[q].rx_packets, 0.0),
+                pair(0.0, 0.0),
+                pair(0.0, 0.0),
+            ]
+        })
+        .collect();
+    tabulate(
+        &[
+            "QUEUE",
+            "STATUS",
+            "STORM DETECTED/RESTORED",
+            "TX OK/DROP",
+            "RX OK/DROP",
+            "TX LAST OK/DROP",
+            "RX LAST OK/DROP",
+        ],
+        &rows,
+    )
+}
+
+/// `wredstat -p PORT`: ECN marks per unicast queue from the model.
+fn wredstat(world: &World, p: usize) -> String {
+    let c = &world.port[p];
+    let name = &world.port_cfg[p].name;
+    let rows: Vec<Vec<String>> = (0..8)
+        .map(|q| {
+            vec![
+                name.clone(),
+                format!("UC{q}"),
+                // The model's WRED profiles mark, never drop.
+                "0".into(),
+                "N/A".into(),
+                comma(c.tc_ecn_marked[q]),
+                "N/A".into(),
+            ]
+        })
+        .collect();
+    let mut out = tabulate(
+        &[
+            "Port",
+            "TxQ",
+            "WredDrp/pkts",
+            "WredDrp/bytes",
+            "EcnMarked/pkts",
+            "EcnMarked/bytes",
+        ],
+        &rows,
+    );
+    out.push('\n');
+    out
+}
+
+/// `show interfaces flap PORT`: orchagent's flap count from the model's
+/// link-downs (see the module's comment).
+fn flap(world: &World, p: usize) -> String {
+    let c = &world.port_cfg[p];
+    let changes = 2 * count(world.port[p].link_down_events) + u64::from(c.link_up);
+    let cap = |b: bool| if b { "Up" } else { "Down" };
+    tabulate(
+        &[
+            "Interface",
+            "Flap Count",
+            "Admin",
+            "Oper",
+            "Link Down TimeStamp(UTC)",
+            "Link Up TimeStamp(UTC)",
+        ],
+        &[vec![
+            c.name.clone(),
+            if changes == 0 {
+                "Never".into()
+            } else {
+                changes.to_string()
+            },
+            cap(c.admin_up).into(),
+            cap(c.admin_up && c.link_up).into(),
+            "N/A".into(),
+            "N/A".into(),
+        ]],
     )
 }
 
@@ -532,6 +767,15 @@ pub fn answer(inv: &Inventory, fabric: &Fabric, world: &World, s: SwitchId, read
         Read::Portstat(p) => portstat(world, *p),
         Read::Pfcstat => pfcstat(world, s),
         Read::Queuestat(p) => queuestat(world, *p),
+        Read::Watermark { pg } => watermark(world, s, *pg),
+        Read::Pfcwd(queues) => pfcwd(world, queues),
+        Read::Wred(p) => wredstat(world, *p),
+        Read::Flap(p) => flap(world, *p),
+        Read::Resolved { port, read } => format!(
+            "@@port {}\n{}",
+            world.port_cfg[*port].name,
+            answer(inv, fabric, world, s, read)
+        ),
         Read::ConfigDb => config_db(inv, world, s),
         Read::Status => status(world, s),
         Read::Version => version(inv),

@@ -105,15 +105,86 @@ fn sonic_counters_are_the_models_through_the_platforms_parsers() {
     assert!(q3 > 300_000_000_000, "{q3}");
     // pfcstat prints every port; the reading is Ethernet2's 8+8 values.
     assert_eq!(got[1].len(), 16);
-    // A port the switch does not have is an error, never zeros.
-    let bad = p.counter_queries("Ethernet99");
+    // Watermarks: the unicast queues' peaks are the model's egress peaks;
+    // the PGs' (ingress, not modelled) are not available, never 0.
+    assert!(got[3].is_empty(), "{:?}", got[3]);
+    let wm = |q| {
+        got[4]
+            .iter()
+            .find(|r| r.canonical == Canonical::BufferWatermark && r.queue == Some(q))
+            .map(|r| r.value)
+    };
+    assert_eq!(wm(3), Some(port.tc_watermark_bytes[3].floor() as u64));
+    assert_eq!(got[4].len(), 8);
+    // The watchdog: one storm counter per queue asked, 0 in the model.
+    let storms: Vec<&Reading> = got[5]
+        .iter()
+        .filter(|r| r.canonical == Canonical::PfcStormDetected)
+        .collect();
+    assert_eq!(storms.len(), 8, "{storms:?}");
+    assert!(storms.iter().all(|r| r.value == 0));
+    assert_eq!(storms[3].vendor, "Ethernet2:3 STORM DETECTED");
+    // ECN marks per queue and link-downs are the model's.
+    let ecn: Vec<u64> = (0..8)
+        .map(|q| {
+            got[6]
+                .iter()
+                .find(|r| r.canonical == Canonical::EcnMarked && r.queue == Some(q))
+                .map_or(u64::MAX, |r| r.value)
+        })
+        .collect();
+    let model: Vec<u64> = port
+        .tc_ecn_marked
+        .iter()
+        .map(|v| v.floor() as u64)
+        .collect();
+    assert_eq!(ecn, model);
+    assert_eq!(
+        total(&got[7], Canonical::LinkDown),
+        port.link_down_events.floor() as u64
+    );
+    // The alias CONFIG_DB gives the port (etpN by front-panel position)
+    // reads the same port.
+    let k = emu
+        .world
+        .port_cfg
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| emu.world.port_switch[*i] == Some(0))
+        .map(|(_, c)| {
+            let d = c.name.trim_start_matches("Ethernet");
+            d.parse::<u32>().unwrap()
+        })
+        .filter(|n| *n < 2)
+        .count();
+    let alias = format!("etp{}", k + 1);
+    let aq = p.counter_queries(&alias);
     let out = emu.run_batch(&[StepCommands {
-        invocations: vec![composed("r0-leaf1", &bad, 31.0)],
+        invocations: vec![composed("r0-leaf1", &aq, 32.0)],
     }]);
-    let a = answers(&bad, &out[0][0]);
-    assert_ne!(a[0].exit, Some(0));
-    assert!(p.parse_counters(&bad[0], &a[0]).is_err());
-    assert!(p.parse_counters(&bad[1], &a[1]).is_err());
+    let by_alias = counters(p, &out[0][0], &alias);
+    assert_eq!(
+        total(&by_alias[0], Canonical::TxPackets),
+        total(&got[0], Canonical::TxPackets)
+    );
+    // A port the switch does not have, by name or alias, is an error
+    // naming it, never zeros.
+    for name in ["Ethernet99", "etp99", "fortyGigE0/0"] {
+        let bad = p.counter_queries(name);
+        let out = emu.run_batch(&[StepCommands {
+            invocations: vec![composed("r0-leaf1", &bad, 33.0)],
+        }]);
+        let a = answers(&bad, &out[0][0]);
+        for (q, a) in bad.iter().zip(&a) {
+            assert_ne!(a.exit, Some(0), "{name}");
+            assert!(
+                a.text.contains(&format!("{name} is neither a port")),
+                "{}",
+                a.text
+            );
+            assert!(p.parse_counters(q, a).is_err(), "{name}");
+        }
+    }
 }
 
 /// The audit's reads (CONFIG_DB, `show interfaces status`, the version

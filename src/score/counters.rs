@@ -3,11 +3,13 @@
 //! `score::findings`'). Every profile: no drop or discard on the lossless
 //! priority, no PFC pause on a lossy one, no link-down outside a fault's
 //! blast radius and 1 to `max_events_per_fault` on the flapped port and its
-//! peer. Physical errors are judged per cable: any uncorrectable FEC
-//! codeword fails it, FCS errors per frame received above a ratio fail it
-//! (below, any warns), and a pre-FEC bit error rate (corrected bits over
-//! line rate × seconds) above the limit fails it. Per leaf, the bytes its
-//! uplinks carried in a window are compared, and a hot uplink is named.
+//! peer; a PFC storm the switch's watchdog detected during a window
+//! deviates, naming the port and queue. Physical errors are judged per
+//! cable: any uncorrectable FEC codeword fails it, FCS errors per frame
+//! received above a ratio fail it (below, any warns), and a pre-FEC bit
+//! error rate (corrected bits over line rate × seconds) above the limit
+//! fails it. Per leaf, the bytes its uplinks carried in a window are
+//! compared, and a hot uplink is named.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -171,6 +173,38 @@ pub fn findings(
                 format!(
                     "PFC pauses on a lossy priority ({}): only priority {prio} should pause",
                     lossy_pause.join(", ")
+                ),
+            ));
+        }
+        // A PFC watchdog storm: a lossless queue held paused past the
+        // watchdog's detection time (a peer or a NIC that never stops
+        // pausing, or a deadlock). Any storm in a window deviates, whatever
+        // the watchdog then did to the queue.
+        let storms: Vec<(Option<u8>, u64, &str)> = r
+            .changes
+            .iter()
+            .filter(|d| d.canonical == Canonical::PfcStormDetected)
+            .filter_map(|d| match d.status {
+                DeltaStatus::Value(v) if v > 0 => Some((d.queue, v, d.vendor.as_str())),
+                _ => None,
+            })
+            .collect();
+        if !storms.is_empty() {
+            let each: Vec<String> = storms
+                .iter()
+                .map(|(q, v, vendor)| {
+                    let q = q.map_or_else(|| "?".to_string(), |q| q.to_string());
+                    format!("queue {q}: {v} storm(s) detected ({vendor})")
+                })
+                .collect();
+            out.push(f(
+                "counters.pfc_storm",
+                &place.name,
+                Outcome::Deviation,
+                format!(
+                    "PFC watchdog detected a storm on {} {}: the queue stayed paused past the watchdog's detection time (a device that keeps pausing, or a PFC deadlock)",
+                    r.device,
+                    each.join("; ")
                 ),
             ));
         }
@@ -603,6 +637,36 @@ links:
             &[],
         );
         assert_eq!(f[0].outcome, Outcome::Warning);
+    }
+
+    #[test]
+    fn a_pfc_watchdog_storm_names_the_port_and_queue() {
+        let storm = |v| Delta {
+            queue: Some(3),
+            ..d(
+                Canonical::PfcStormDetected,
+                "Ethernet8:3 STORM DETECTED",
+                None,
+                v,
+            )
+        };
+        let mut r = rec("leaf1", "swp2", vec![storm(1)]);
+        r.source = "pfcwd show stats".into();
+        let f = judge(&[r.clone()], &[]);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(
+            (f[0].check.as_str(), f[0].component.as_str(), f[0].outcome),
+            ("counters.pfc_storm", "leaf1:swp2", Outcome::Deviation)
+        );
+        assert!(
+            f[0].message
+                .starts_with("PFC watchdog detected a storm on swp2 queue 3: 1 storm(s) detected"),
+            "{}",
+            f[0].message
+        );
+        // No storm in the window: nothing to say.
+        r.changes = vec![storm(0)];
+        assert!(judge(&[r], &[]).is_empty());
     }
 
     #[test]

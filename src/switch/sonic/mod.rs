@@ -1,8 +1,9 @@
 //! The `sonic` platform (SONiC over ssh: [`platform`], faults in
 //! [`fault`], the audit's reads in [`config`]) and the SONiC CLI output
 //! parsers it reads counters with (`show pfc counters`, `show queue
-//! counters`, the watermark views, `pfcwd show stats`, `show interfaces
-//! counters`), which `rocegate parse` also offers. The tables are
+//! counters`, `show queue wredcounters`, the watermark views, `pfcwd show
+//! stats`, `show interfaces counters`, `show interfaces flap`), which
+//! `rocegate parse` also offers (all but the wred and flap views). The tables are
 //! `tabulate` output (see [`super::table`]); values may carry thousands
 //! separators (`1,200`) and `N/A` means the counter is not available,
 //! never zero.
@@ -125,40 +126,78 @@ pub fn parse_pfc_counters(text: &str) -> Result<Vec<PortReadings>, ParseError> {
 /// dropped packets Drops; dropped bytes go to `other`. The queue number is
 /// SONiC's queue index (the digits of the name).
 pub fn parse_queue_counters(text: &str) -> Result<Vec<PortReadings>, ParseError> {
-    const TOOL: &str = "show queue counters";
-    let mut ports = Vec::new();
-    for t in tables(TOOL, text, &["Port"])? {
-        let col = |name: &str| {
-            t.column(name)
-                .ok_or_else(|| err(TOOL, format!("no {name} column in the header")))
-        };
-        let q = col("TxQ")?;
-        let columns = [
+    queue_table(
+        "show queue counters",
+        text,
+        &[
             ("Counter/pkts", Some(Canonical::TxPackets)),
             ("Counter/bytes", Some(Canonical::TxBytes)),
             ("Drop/pkts", Some(Canonical::Drops)),
             ("Drop/bytes", None),
-        ];
+        ],
+    )
+}
+
+/// `show queue wredcounters [PORT]` (`wredstat -p PORT`; sonic-utilities
+/// since February 2025, so absent from older images): one row per port and
+/// queue like `show queue counters`. ECN-marked packets become per-queue
+/// EcnMarked; the WRED drops and the byte columns go to `other` (the queue's
+/// own Drop/pkts already counts what WRED dropped, so reading them as
+/// Drops too would count those packets twice).
+pub fn parse_wred_counters(text: &str) -> Result<Vec<PortReadings>, ParseError> {
+    queue_table(
+        "show queue wredcounters",
+        text,
+        &[
+            ("EcnMarked/pkts", Some(Canonical::EcnMarked)),
+            ("EcnMarked/bytes", None),
+            ("WredDrp/pkts", None),
+            ("WredDrp/bytes", None),
+        ],
+    )
+}
+
+/// A `Port`/`TxQ` table: the columns named in `columns` that the header
+/// has, as readings of their canonical counter per queue, or in `other`.
+fn queue_table(
+    tool: &str,
+    text: &str,
+    columns: &[(&str, Option<Canonical>)],
+) -> Result<Vec<PortReadings>, ParseError> {
+    let mut ports = Vec::new();
+    for t in tables(tool, text, &["Port"])? {
+        let q = t
+            .column("TxQ")
+            .ok_or_else(|| err(tool, "no TxQ column in the header"))?;
+        if !columns.iter().any(|(name, _)| t.column(name).is_some()) {
+            return Err(err(
+                tool,
+                format!("none of the columns {} in the header", {
+                    let names: Vec<&str> = columns.iter().map(|c| c.0).collect();
+                    names.join(", ")
+                }),
+            ));
+        }
         for (line, row) in &t.rows {
-            let port = at(TOOL, *line, row, 0, "Port")?;
-            let qname = at(TOOL, *line, row, q, "TxQ")?;
+            let port = at(tool, *line, row, 0, "Port")?;
+            let qname = at(tool, *line, row, q, "TxQ")?;
             let queue = index(qname, &["UC", "MC", "ALL"]).ok_or_else(|| {
                 err(
-                    TOOL,
+                    tool,
                     format!("line {line}: queue `{qname}` is not UCn, MCn or ALLn"),
                 )
             })?;
             let entry = port_entry(&mut ports, port);
-            for (name, canonical) in columns {
+            for &(name, canonical) in columns {
                 let Some(i) = t.column(name) else { continue };
-                let tok = at(TOOL, *line, row, i, name)?;
+                let tok = at(tool, *line, row, i, name)?;
                 let vendor = format!("{qname} {name}");
                 match canonical {
-                    Some(c) => put(TOOL, entry, vendor.clone(), tok, |v| Reading {
+                    Some(c) => put(tool, entry, vendor.clone(), tok, |v| Reading {
                         queue: Some(queue),
                         ..Reading::new(c, &vendor, v)
                     })?,
-                    None => match cell(TOOL, &format!("{port} {vendor}"), tok)? {
+                    None => match cell(tool, &format!("{port} {vendor}"), tok)? {
                         Some(v) => {
                             entry.other.insert(vendor, v);
                         }
@@ -176,11 +215,24 @@ pub fn parse_queue_counters(text: &str) -> Result<Vec<PortReadings>, ParseError>
 /// `show priority-group watermark shared|headroom` and `show queue
 /// watermark unicast|multicast|all` (text): one row per port, one column
 /// per PG or queue, peak occupancy in bytes. A PG's index is carried in
-/// `queue` (the vendor name, `PG3`, says which it is).
+/// `queue` (the vendor name, `PG3`, says which it is). On a multi-ASIC
+/// switch each namespace's table follows the last row of the one before
+/// under its own title (`… per unicast queue: (Namespace asic1)`), with no
+/// blank line between; a title is the only line with a `:`.
 pub fn parse_watermark(text: &str) -> Result<Vec<PortReadings>, ParseError> {
     const TOOL: &str = "show watermark";
     let mut ports = Vec::new();
-    for t in tables(TOOL, text, &["Port"])? {
+    let text: String = text
+        .lines()
+        .map(|l| {
+            if l.contains(':') {
+                format!("\n{l}\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    for t in tables(TOOL, &text, &["Port"])? {
         for (line, row) in &t.rows {
             let port = at(TOOL, *line, row, 0, "Port")?;
             let entry = port_entry(&mut ports, port);
@@ -306,6 +358,79 @@ pub fn parse_pfcwd_stats(text: &str) -> Result<Vec<PfcwdQueue>, ParseError> {
         }
     }
     Ok(out)
+}
+
+/// The watchdog's storms as counters: STORM DETECTED of each `PORT:QUEUE`
+/// row becomes PfcStormDetected of that queue (vendor name: the row's
+/// QUEUE cell, so the finding names SONiC's port even where the inventory
+/// wrote an alias); `N/A` is not available. RESTORED and the packet columns
+/// stay in `other`: the watchdog's drops are the queue's drops, which
+/// `show queue counters` already reads.
+pub fn pfcwd_readings(rows: &[PfcwdQueue]) -> Vec<PortReadings> {
+    let mut ports = Vec::new();
+    for q in rows {
+        let entry = port_entry(&mut ports, &q.port);
+        let vendor = format!("{}:{} STORM DETECTED", q.port, q.queue);
+        match q.storm_detected {
+            Some(v) => entry.readings.push(Reading {
+                queue: Some(q.queue),
+                ..Reading::new(Canonical::PfcStormDetected, &vendor, v)
+            }),
+            None => entry.not_available.push(vendor),
+        }
+        let label = |what: &str| format!("{}:{} {what}", q.port, q.queue);
+        for (what, v) in [
+            ("STORM RESTORED", q.storm_restored),
+            ("TX OK", q.tx_ok),
+            ("TX DROP", q.tx_drop),
+            ("RX OK", q.rx_ok),
+            ("RX DROP", q.rx_drop),
+        ] {
+            if let Some(v) = v {
+                entry.other.insert(label(what), v);
+            }
+        }
+    }
+    ports
+}
+
+// ------------------------------------------------------- show interfaces flap
+
+/// `show interfaces flap [PORT]` (sonic-utilities since January 2025): per
+/// port, APPL_DB's `flap_count`, which orchagent's `updateDbPortFlapCount`
+/// increments on **every** oper status change, down and up alike, from a
+/// port that starts down at boot (`Never`: it never changed). So the
+/// link-downs are the count halved (up 1, down 2, up 3, …: ⌊count / 2⌋),
+/// read as LinkDown under the vendor name `Flap Count / 2`; the printed
+/// count goes to `other` as `Flap Count`.
+pub fn parse_interfaces_flap(text: &str) -> Result<Vec<PortReadings>, ParseError> {
+    const TOOL: &str = "show interfaces flap";
+    let mut ports = Vec::new();
+    for t in tables(TOOL, text, &["Interface"])? {
+        let i = t
+            .column("Flap Count")
+            .ok_or_else(|| err(TOOL, "no `Flap Count` column in the header"))?;
+        for (line, row) in &t.rows {
+            let port = at(TOOL, *line, row, 0, "Interface")?;
+            let tok = at(TOOL, *line, row, i, "Flap Count")?;
+            let entry = port_entry(&mut ports, port);
+            let count = if tok == "Never" {
+                Some(0)
+            } else {
+                cell(TOOL, &format!("{port} Flap Count"), tok)?
+            };
+            match count {
+                Some(n) => {
+                    entry.other.insert("Flap Count".into(), n);
+                    entry
+                        .readings
+                        .push(Reading::new(Canonical::LinkDown, "Flap Count / 2", n / 2));
+                }
+                None => entry.not_available.push("Flap Count".into()),
+            }
+        }
+    }
+    Ok(ports)
 }
 
 // ------------------------------------------------------ show interfaces counters

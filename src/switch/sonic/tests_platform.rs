@@ -17,26 +17,69 @@ fn ok(text: impl Into<String>) -> Answer {
     }
 }
 
+fn public(name: &str) -> String {
+    let p = format!(
+        "{}/tests/fixtures/public/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+}
+
+/// What [`RESOLVE`] prints: the port's SONiC name, then the tool's output.
+fn named(port: &str, text: &str) -> Answer {
+    ok(format!("@@port {port}\n{text}"))
+}
+
+/// The tool's argv of each query, as sent inside the resolver.
+fn tools(qs: &[Query]) -> Vec<String> {
+    qs.iter()
+        .map(|q| {
+            let Query::Argv(a) = q else { panic!() };
+            let (port, w, tool) = unresolve(a).unwrap_or_else(|| panic!("{a:?}"));
+            format!("{port} {w:?} {}", tool.join(" "))
+        })
+        .collect()
+}
+
 #[test]
 fn counter_queries_read_raw_and_only_their_port() {
     let qs = Sonic.counter_queries("Ethernet4");
-    let shown: Vec<String> = qs.iter().map(Query::display).collect();
     assert_eq!(
-        shown,
+        tools(&qs),
         [
-            "portstat -r -i Ethernet4",
-            "env ROCEGATE_PORT=Ethernet4 pfcstat -s all",
-            "queuestat -p Ethernet4"
+            "Ethernet4 All portstat -r -i @PORT@",
+            "Ethernet4 All pfcstat -s all",
+            "Ethernet4 Each queuestat -p @PORT@",
+            "Ethernet4 All watermarkstat -p -t pg_shared",
+            "Ethernet4 All watermarkstat -p -t q_shared_uni",
+            "Ethernet4 All pfcwd show stats -e @PORT@:0 @PORT@:1 @PORT@:2 @PORT@:3 @PORT@:4 @PORT@:5 @PORT@:6 @PORT@:7",
+            "Ethernet4 Each wredstat -p @PORT@",
+            "Ethernet4 All show interfaces flap @PORT@",
         ]
     );
     let sources: Vec<_> = qs.iter().map(|q| Sonic.counter_source(q)).collect();
-    assert_eq!(sources, ["portstat -r", "pfcstat", "queuestat"]);
+    assert_eq!(
+        sources,
+        [
+            "portstat -r",
+            "pfcstat",
+            "queuestat",
+            "watermarkstat -p -t pg_shared",
+            "watermarkstat -p -t q_shared_uni",
+            "pfcwd show stats",
+            "wredstat",
+            "show interfaces flap"
+        ]
+    );
 
     // pfcstat prints every port: only Ethernet4's row is read.
     let pfc = Sonic
         .parse_counters(
             &qs[1],
-            &ok(fixture("sonic-pfc-counters-utilities-test.txt")),
+            &named(
+                "Ethernet4",
+                &fixture("sonic-pfc-counters-utilities-test.txt"),
+            ),
         )
         .unwrap();
     let rx3 = pfc
@@ -49,26 +92,239 @@ fn counter_queries_read_raw_and_only_their_port() {
     let port = Sonic
         .parse_counters(
             &qs[0],
-            &ok(fixture(
-                "sonic-interfaces-counters-period-utilities-test.txt",
-            )),
+            &named(
+                "Ethernet4",
+                &fixture("sonic-interfaces-counters-period-utilities-test.txt"),
+            ),
         )
         .unwrap();
     assert!(!port.is_empty());
 
     // queuestat -p Ethernet8 answers Ethernet8's queues; asked for
     // Ethernet4 it has no row, which is an error, never zeros.
-    let q8 = Sonic.counter_queries("Ethernet8");
     let text = fixture("sonic-queue-counters-port-utilities-test.txt");
-    let queues = Sonic.parse_counters(&q8[2], &ok(&text)).unwrap();
+    let queues = Sonic
+        .parse_counters(&qs[2], &named("Ethernet8", &text))
+        .unwrap();
     assert!(queues
         .iter()
         .any(|r| r.canonical == Canonical::Drops && r.queue == Some(1) && r.value == 68));
-    let e = Sonic.parse_counters(&qs[2], &ok(&text)).unwrap_err();
+    let e = Sonic
+        .parse_counters(&qs[2], &named("Ethernet4", &text))
+        .unwrap_err();
     assert!(e.0.contains("no row for Ethernet4"), "{}", e.0);
+    // The port's name comes from the resolver; without it, an error.
+    let e = Sonic.parse_counters(&qs[2], &ok(&text)).unwrap_err();
+    assert!(e.0.contains("@@port"), "{}", e.0);
     assert!(Sonic
         .parse_counters(&argv(&["show", "version"]), &ok(""))
         .is_err());
+}
+
+/// Watermarks, the watchdog, WRED/ECN and flaps on sonic-utilities' own
+/// expected outputs (tests/fixtures/public/SOURCES.md).
+#[test]
+fn watermarks_storms_ecn_marks_and_flaps_are_read_per_port() {
+    let qs = Sonic.counter_queries("Ethernet4");
+    let pg = Sonic
+        .parse_counters(
+            &qs[3],
+            &named(
+                "Ethernet4",
+                &fixture("sonic-pg-watermark-shared-utilities-test.txt"),
+            ),
+        )
+        .unwrap();
+    let pg3 = pg.iter().find(|r| r.vendor == "PG3").unwrap();
+    assert_eq!(
+        (pg3.canonical, pg3.queue, pg3.value),
+        (Canonical::BufferWatermark, Some(3), 403)
+    );
+    // Multi-ASIC: every namespace's table; a port on asic1 is found,
+    // and its N/A cells are not available, never 0.
+    let masic = public("sonic-queue-persistent-watermark-unicast-masic-all-utilities-test.txt");
+    let uc = Sonic
+        .parse_counters(&qs[4], &named("Ethernet-BP256", &masic))
+        .unwrap();
+    assert!(uc.is_empty(), "{uc:?}");
+    let e = Sonic
+        .parse_counters(&qs[4], &named("Ethernet-BP999", &masic))
+        .unwrap_err();
+    assert!(e.0.contains("no row for Ethernet-BP999"), "{}", e.0);
+
+    // The watchdog: Ethernet0 queue 3 stormed once.
+    let wd = fixture("sonic-pfcwd-show-stats-utilities-test.txt");
+    let storms = Sonic
+        .parse_counters(&qs[5], &named("Ethernet0", &wd))
+        .unwrap();
+    assert_eq!(storms.len(), 1);
+    assert_eq!(
+        (
+            storms[0].canonical,
+            storms[0].queue,
+            storms[0].value,
+            storms[0].vendor.as_str()
+        ),
+        (
+            Canonical::PfcStormDetected,
+            Some(3),
+            1,
+            "Ethernet0:3 STORM DETECTED"
+        )
+    );
+    // A port without watchdog rows has no storm counter (not an error).
+    let none = Sonic
+        .parse_counters(&qs[5], &named("Ethernet12", &wd))
+        .unwrap();
+    assert!(none.is_empty());
+
+    // wredstat: ECN-marked packets per queue; the ALLn N/A are absent.
+    let wred = public("sonic-wredstat-port-ethernet8-utilities-test.txt");
+    let marks = Sonic
+        .parse_counters(&qs[6], &named("Ethernet8", &wred))
+        .unwrap();
+    assert!(marks.iter().all(|r| r.canonical == Canonical::EcnMarked));
+    let q = |n| marks.iter().find(|r| r.queue == Some(n)).map(|r| r.value);
+    assert_eq!(
+        (q(1), q(3), q(19), q(20)),
+        (Some(68), Some(63), Some(84), None)
+    );
+    assert_eq!(marks.len(), 20);
+
+    // Flaps: orchagent counts every oper change, so 3 changes are 1 down;
+    // `Never` is 0 (not N/A); a multi-ASIC port on asic1 reads the same.
+    let down = |port: &str, file: &str| -> u64 {
+        let r = Sonic
+            .parse_counters(&qs[7], &named(port, &public(file)))
+            .unwrap();
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].canonical, Canonical::LinkDown);
+        r[0].value
+    };
+    assert_eq!(
+        down(
+            "Ethernet0",
+            "sonic-interfaces-flap-ethernet0-utilities-test.txt"
+        ),
+        1
+    );
+    let all = "sonic-interfaces-flap-all-never-utilities-test.txt";
+    assert_eq!(down("Ethernet16", all), 3);
+    assert_eq!(down("Ethernet4", all), 0);
+    assert_eq!(
+        down(
+            "Ethernet64",
+            "sonic-interfaces-flap-masic-asic1-ethernet64-utilities-test.txt"
+        ),
+        1
+    );
+}
+
+fn script(dir: &std::path::Path, name: &str, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Runs a query's argv for real, with `dir` first on PATH.
+fn run_query(dir: &std::path::Path, q: &Query) -> (i32, String, String) {
+    let Query::Argv(a) = q else { panic!() };
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = std::process::Command::new(&a[0])
+        .args(&a[1..])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// The resolver runs for real in `sh` with fake SONiC tools: an alias is
+/// turned into the port's name (through `show interfaces alias` in alias
+/// mode), a queue read walks the ASICs with `-n` until one holds the port,
+/// a port on none of them is an error naming it, and a tool the image
+/// lacks is said to be unavailable.
+#[test]
+fn the_resolver_finds_aliases_and_the_asic_of_a_port() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Two ASICs; Ethernet64 lives on asic1 (queuestat on asic0 fails as
+    // sonic-utilities' does).
+    script(
+        d,
+        "ip",
+        "[ \"$1 $2\" = 'netns list' ] && printf 'asic0 (id: 0)\\nasic1 (id: 1)\\n'\n",
+    );
+    script(
+        d,
+        "show",
+        "[ \"$SONIC_CLI_IFACE_MODE\" = alias ] || exit 9\n\
+case \"$3\" in etp17) n=Ethernet64;; *) echo \"Error: Invalid interface name $3\" >&2; exit 2;; esac\n\
+printf 'Name        Alias\\n----------  -------\\n%s  %s\\n' \"$n\" \"$3\"\n",
+    );
+    script(
+        d,
+        "queuestat",
+        "if [ \"$3 $4\" = '-n asic1' ] && [ \"$2\" = Ethernet64 ]; then echo \"queue of $2 on $4\"; else echo \"Port doesn't exist!\"; exit 1; fi\n",
+    );
+    let qs = Sonic.counter_queries("etp17");
+    let (code, out, err) = run_query(d, &qs[2]);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (0, "@@port Ethernet64\nqueue of Ethernet64 on asic1\n", "")
+    );
+    // By its name, straight to the ASIC walk.
+    let (code, out, _) = run_query(d, &Sonic.counter_queries("Ethernet64")[2]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "@@port Ethernet64\nqueue of Ethernet64 on asic1\n")
+    );
+    // On no ASIC: an error naming the port and the ASICs.
+    let (code, _, err) = run_query(d, &Sonic.counter_queries("Ethernet68")[2]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("Ethernet68 is on none of the ASICs asic0 asic1 (queuestat -n asicN: Port doesn't exist!)"),
+        "{err}"
+    );
+    // An unknown alias.
+    let (code, _, err) = run_query(d, &Sonic.counter_queries("etp99")[2]);
+    assert_eq!(code, 3);
+    assert!(
+        err.contains("etp99 is neither a port nor a port alias"),
+        "{err}"
+    );
+    // wredstat is not on this image.
+    let (code, _, err) = run_query(d, &Sonic.counter_queries("Ethernet64")[6]);
+    assert_eq!(code, 127);
+    assert!(
+        err.contains("wredstat is not available on this SONiC image"),
+        "{err}"
+    );
+    // A tool that searches every ASIC itself runs once, without -n, with
+    // the name filled in.
+    script(d, "pfcwd", "echo \"pfcwd $*\"\n");
+    let (code, out, _) = run_query(d, &Sonic.counter_queries("etp17")[5]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        "@@port Ethernet64\npfcwd show stats -e Ethernet64:0 Ethernet64:1 Ethernet64:2 Ethernet64:3 Ethernet64:4 Ethernet64:5 Ethernet64:6 Ethernet64:7\n"
+    );
+    // Single ASIC (no asicN namespace): the tool runs as asked.
+    script(d, "ip", "exit 0\n");
+    script(d, "queuestat", "echo \"queuestat $*\"\n");
+    let (code, out, _) = run_query(d, &Sonic.counter_queries("Ethernet0")[2]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "@@port Ethernet0\nqueuestat -p Ethernet0\n")
+    );
 }
 
 #[test]
