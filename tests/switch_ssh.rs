@@ -40,17 +40,20 @@ impl Nos {
         }
     }
     /// The stand-in's ports; the nodes are cabled to them and the first
-    /// is flapped.
-    fn ports(self) -> [&'static str; 2] {
+    /// is flapped. Cumulus's are named after the lab: they are real
+    /// interfaces (in the lab's network namespace), and the driver keeps
+    /// its log of each port's flaps under the machine's /run/rocegate,
+    /// which tests running at once share.
+    fn ports(self, net: u8) -> [String; 2] {
         match self {
-            Nos::Sonic => ["Ethernet0", "Ethernet4"],
-            Nos::Cumulus => ["swp1", "swp2"],
+            Nos::Sonic => ["Ethernet0".into(), "Ethernet4".into()],
+            Nos::Cumulus => [format!("swp{net}"), format!("swp{}", u16::from(net) + 100)],
         }
     }
-    fn port_range(self) -> &'static str {
+    fn port_range(self, net: u8) -> String {
         match self {
-            Nos::Sonic => "Ethernet[0,4]",
-            Nos::Cumulus => "swp[1-2]",
+            Nos::Sonic => "Ethernet[0,4]".into(),
+            Nos::Cumulus => format!("swp[{net},{}]", u16::from(net) + 100),
         }
     }
     /// The tools the stand-in switch answers for (symlinks to standin.py).
@@ -71,6 +74,7 @@ impl Nos {
             ],
             Nos::Cumulus => &[
                 "sudo",
+                "id",
                 "ip",
                 "nv",
                 "setsid",
@@ -82,12 +86,11 @@ impl Nos {
             ],
         }
     }
-    /// The stand-in's log line of the change, once it is made.
-    fn change_line(self) -> String {
-        let p = self.ports()[0];
+    /// The stand-in's log line of the change of `port`, once it is made.
+    fn change_line(self, port: &str) -> String {
         match self {
-            Nos::Sonic => format!("config interface shutdown {p}"),
-            Nos::Cumulus => format!("ip link set dev {p} down"),
+            Nos::Sonic => format!("config interface shutdown {port}"),
+            Nos::Cumulus => format!("ip link set dev {port} down"),
         }
     }
 }
@@ -121,7 +124,7 @@ struct StandIn {
 }
 
 impl StandIn {
-    fn create(nos: Nos, dir: &Path, extra: Value) -> StandIn {
+    fn create(nos: Nos, dir: &Path, ports: &[String; 2], extra: Value) -> StandIn {
         let bin = dir.join("bin");
         std::fs::create_dir_all(&bin).expect("stand-in bin");
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/switch_ssh/standin.py");
@@ -130,7 +133,7 @@ impl StandIn {
         }
         let mut config = json!({
             "platform": nos.driver(),
-            "ports": nos.ports(),
+            "ports": ports,
             "account": "admin",
             "sudo": "ok",
             // The run's dead-man (the outage + 60 s) fires after half of it:
@@ -170,18 +173,6 @@ impl StandIn {
             .unwrap_or(Value::Null)
     }
 
-    /// A port is up until the stand-in has written otherwise.
-    fn admin_up(&self, port: &str) -> bool {
-        self.state()["admin"][port] != false
-    }
-
-    fn timers(&self) -> Vec<String> {
-        self.state()["timers"]
-            .as_object()
-            .map(|t| t.keys().cloned().collect())
-            .unwrap_or_default()
-    }
-
     fn fired(&self) -> Vec<Value> {
         self.state()["fired"]
             .as_array()
@@ -190,11 +181,27 @@ impl StandIn {
     }
 }
 
-/// Folds each `sudo -n X` with the `X` that follows it (the stand-in's
-/// sudo ran it); a `sudo` line without its command (refused) stays alone.
+/// The commands the driver sent, in order, from the stand-in's log:
+/// without the ssh transport's own wrapper around each session (`setsid -w
+/// sh -c 'echo "@@rocegate-pgid $$" …`), the polls whose count is timing
+/// (`pgrep`, sub-second `sleep`) and what a timer ran (`timer: …`); and
+/// each `sudo -n X` folded with the `X` that follows it (the stand-in's
+/// sudo ran it). A `sudo` line without its command (refused, or a tool
+/// that is not a stand-in) stays alone.
 fn sent(log: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for line in log {
+        let poll = line.starts_with("pgrep ")
+            || line
+                .strip_prefix("sleep ")
+                .and_then(|t| t.parse::<f64>().ok())
+                .is_some_and(|t| t < 1.0);
+        if poll
+            || line.starts_with("timer: ")
+            || line.starts_with("setsid -w sh -c 'echo \"@@rocegate-pgid")
+        {
+            continue;
+        }
         let folded = out
             .last()
             .and_then(|prev| prev.strip_prefix("sudo -n "))
@@ -223,6 +230,9 @@ fn eventually(within: Duration, mut ok: impl FnMut() -> bool) -> bool {
 struct Lab {
     dir: tempfile::TempDir,
     nos: Nos,
+    ports: [String; 2],
+    /// The Cumulus stand-in's network namespace (its ports).
+    netns: Option<String>,
     sw: StandIn,
     _sshd: Sshd,
     inv: PathBuf,
@@ -230,21 +240,70 @@ struct Lab {
     journal: PathBuf,
 }
 
+impl Drop for Lab {
+    fn drop(&mut self) {
+        // A linux dead-man still armed (a test that failed) would fire
+        // into a namespace that is gone: stop it first.
+        for id in self.fault_ids() {
+            let _ = Command::new("pkill")
+                .args(["-f", &format!("^sh -c : rocegate-deadma[n] {id};")])
+                .status();
+        }
+        if let Some(ns) = &self.netns {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+            for p in &self.ports {
+                let _ = std::fs::remove_file(format!("/run/rocegate/flaps-{p}"));
+            }
+        }
+    }
+}
+
 /// The switch's address in the inventory: the stand-in's, or one where
 /// nothing listens.
 const SWITCH: &str = "127.0.0.1";
 const NOWHERE: &str = "127.0.0.9";
 
+/// Runs `args` (a command line that must work) and says what it printed.
+fn must(args: &[&str]) -> String {
+    let o = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+    assert!(o.status.success(), "{args:?}: {}", text(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A network namespace holding the switch's two ports as a veth pair,
+/// both up (cabled to each other).
+fn switch_netns(net: u8, ports: &[String; 2]) -> String {
+    let ns = format!("rocegate-sw-{}-{net}", std::process::id());
+    must(&["ip", "netns", "add", &ns]);
+    must(&[
+        "ip", "-n", &ns, "link", "add", &ports[0], "type", "veth", "peer", "name", &ports[1],
+    ]);
+    for p in ports {
+        must(&["ip", "-n", &ns, "link", "set", "dev", p, "up"]);
+    }
+    ns
+}
+
 fn lab(nos: Nos, net: u8, switch: Value, suite: &str, address: &str) -> Lab {
     let dir = tempfile::tempdir().expect("temp dir");
     let swdir = dir.path().join("switch");
     std::fs::create_dir(&swdir).expect("switch dir");
-    let sw = StandIn::create(nos, &swdir, switch);
+    let ports = nos.ports(net);
+    let sw = StandIn::create(nos, &swdir, &ports, switch);
+    let netns = (nos == Nos::Cumulus).then(|| switch_netns(net, &ports));
     let login = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/switch_ssh/login.sh");
     let server = Sshd::start(&[
         (
             SWITCH,
-            Some(format!("{} {}", login.display(), swdir.display())),
+            Some(format!(
+                "{} {} {}",
+                login.display(),
+                swdir.display(),
+                netns.as_deref().unwrap_or_default()
+            )),
         ),
         ("127.0.0.2", None),
         ("127.0.0.3", None),
@@ -273,16 +332,18 @@ links:
 ",
             os = nos.driver(),
             transport = server.transport_yaml(server.port),
-            range = nos.port_range(),
+            range = nos.port_range(net),
         ),
     )
     .expect("inventory");
     let suite_path = dir.path().join("suite.yaml");
-    std::fs::write(&suite_path, suite.replace("PORT", nos.ports()[0])).expect("suite");
+    std::fs::write(&suite_path, suite.replace("PORT", &ports[0])).expect("suite");
     Lab {
         journal: dir.path().join("journal.jsonl"),
         dir,
         nos,
+        ports,
+        netns,
         sw,
         _sshd: server,
         inv,
@@ -316,6 +377,47 @@ tests:
 ";
 
 impl Lab {
+    /// Whether `port` is administratively up on the switch: the stand-in's
+    /// state (SONiC), the kernel's IFF_UP of the veth (Cumulus).
+    fn admin_up(&self, port: &str) -> bool {
+        match &self.netns {
+            None => self.sw.state()["admin"][port] != false,
+            Some(ns) => {
+                let flags = must(&[
+                    "ip",
+                    "netns",
+                    "exec",
+                    ns,
+                    "cat",
+                    &format!("/sys/class/net/{port}/flags"),
+                ]);
+                u32::from_str_radix(flags.trim().trim_start_matches("0x"), 16)
+                    .is_ok_and(|f| f & 1 == 1)
+            }
+        }
+    }
+
+    /// The dead-man timers armed on the switch: systemd's (the stand-in's
+    /// state) or the linux driver's detached `sh -c` (its processes).
+    fn timers(&self) -> Vec<String> {
+        match self.nos {
+            Nos::Sonic => self.sw.state()["timers"]
+                .as_object()
+                .map(|t| t.keys().cloned().collect())
+                .unwrap_or_default(),
+            Nos::Cumulus => self
+                .fault_ids()
+                .into_iter()
+                .filter(|id| {
+                    Command::new("pgrep")
+                        .args(["-f", &format!("^sh -c : rocegate-deadma[n] {id};")])
+                        .output()
+                        .is_ok_and(|o| o.status.success())
+                })
+                .collect(),
+        }
+    }
+
     fn rocegate(&self) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_rocegate"));
         c.current_dir(self.dir.path());
@@ -355,10 +457,10 @@ impl Lab {
             .stderr(Stdio::null())
             .spawn()
             .expect("rocegate starts");
-        let port = self.nos.ports()[0];
-        let line = self.nos.change_line();
+        let port = &self.ports[0];
+        let line = self.nos.change_line(port);
         let seen = eventually(Duration::from_secs(20), || {
-            self.sw.log().contains(&line) && !self.sw.admin_up(port)
+            self.sw.log().contains(&line) && !self.admin_up(port)
         });
         child.kill().expect("SIGKILL");
         let status = child.wait().expect("reaped");
@@ -368,8 +470,8 @@ impl Lab {
             self.sw.log()
         );
         assert_eq!(status.signal(), Some(9), "{status:?}");
-        assert!(!self.sw.admin_up(port), "the change was made");
-        assert_eq!(self.sw.timers().len(), 1, "{}", self.sw.state());
+        assert!(!self.admin_up(port), "the change was made");
+        assert_eq!(self.timers().len(), 1, "{}", self.sw.state());
         let j = std::fs::read_to_string(&self.journal).expect("journal");
         assert!(j.contains("\"opened\"") && !j.contains("\"healed\""), "{j}");
     }
@@ -391,6 +493,7 @@ impl Lab {
         let said = text(&o);
         assert_eq!(o.status.code(), Some(0), "{said}");
         assert!(said.contains("all 1 healed"), "{said}");
+        println!("{said}");
         self.assert_journal_healed();
         let before = self.sw.log().len();
         let again = self.recover();
@@ -438,6 +541,15 @@ impl Lab {
                 o["id"]
             );
         }
+    }
+
+    /// Every fault journaled, by id.
+    fn fault_ids(&self) -> Vec<String> {
+        self.journal()
+            .iter()
+            .filter(|e| e["event"] == "opened")
+            .filter_map(|e| e["id"].as_str().map(str::to_string))
+            .collect()
     }
 
     /// The id of the one fault journaled.
@@ -511,8 +623,8 @@ fn sonic_link_flap_reads_arms_the_timer_shuts_starts_and_stops_the_timer() {
     // Settled: read again after the undo.
     want.extend(sonic::prior());
     assert_eq!(lab.sw.sent(), want, "raw log: {:#?}", lab.sw.log());
-    assert!(lab.sw.admin_up(port));
-    assert!(lab.sw.timers().is_empty(), "{}", lab.sw.state());
+    assert!(lab.admin_up(port));
+    assert!(lab.timers().is_empty(), "{}", lab.sw.state());
     assert!(lab.sw.fired().is_empty(), "{}", lab.sw.state());
     lab.assert_journal_healed();
     println!("{:#?}", lab.sw.log());
@@ -532,8 +644,8 @@ fn sonic_a_killed_run_is_healed_by_recover_which_starts_the_port_and_stops_the_t
         "raw log: {:#?}",
         lab.sw.log()
     );
-    assert!(lab.sw.admin_up("Ethernet0"), "recover restored the port");
-    assert!(lab.sw.timers().is_empty(), "and stopped the timer");
+    assert!(lab.admin_up("Ethernet0"), "recover restored the port");
+    assert!(lab.timers().is_empty(), "and stopped the timer");
     assert!(lab.sw.fired().is_empty(), "healed before the timer fired");
     println!("{:#?}", lab.sw.log());
 }
@@ -546,7 +658,7 @@ fn sonic_the_systemd_timer_restores_the_port_of_a_killed_run_and_recover_only_he
     lab.run_killed_after_the_change();
     let id = lab.fault_id();
     assert!(
-        eventually(Duration::from_secs(15), || lab.sw.admin_up("Ethernet0")),
+        eventually(Duration::from_secs(15), || lab.admin_up("Ethernet0")),
         "the timer never brought Ethernet0 back: {}",
         lab.sw.state()
     );
@@ -556,7 +668,7 @@ fn sonic_the_systemd_timer_restores_the_port_of_a_killed_run_and_recover_only_he
             json!({"timer": sonic::timer(&id), "command": ["sh", "-c", "config interface startup Ethernet0"]})
         ]
     );
-    assert!(lab.sw.timers().is_empty());
+    assert!(lab.timers().is_empty());
     assert!(
         lab.sw
             .log()
@@ -574,7 +686,7 @@ fn sonic_the_systemd_timer_restores_the_port_of_a_killed_run_and_recover_only_he
         "raw log: {:#?}",
         lab.sw.log()
     );
-    assert!(lab.sw.admin_up("Ethernet0"));
+    assert!(lab.admin_up("Ethernet0"));
     println!("{:#?}", lab.sw.log());
 }
 
@@ -615,8 +727,8 @@ fn sonic_a_refused_sudo_changes_nothing_and_is_named() {
     let m = v["message"].as_str().unwrap_or_default();
     assert!(m.contains("leaf1"), "{v}\n{said}");
     assert!(m.contains("sudo: a password is required"), "{v}\n{said}");
-    assert!(lab.sw.admin_up("Ethernet0"));
-    assert!(lab.sw.timers().is_empty(), "{}", lab.sw.state());
+    assert!(lab.admin_up("Ethernet0"));
+    assert!(lab.timers().is_empty(), "{}", lab.sw.state());
     // sudo refused every command: none of them ran.
     let log = lab.sw.log();
     assert!(
@@ -667,4 +779,242 @@ fn sonic_a_refused_sudo_is_refused_naming_the_command_and_leaves_nothing_open() 
         })
         .collect();
     assert!(open.is_empty(), "left open: {open:?}");
+}
+
+// ---------------------------------------------------------------- cumulus
+
+/// What the cumulus driver sends as the account `cumulus` (not root:
+/// every root command under `sudo -n`, decided on the switch from `id -u`),
+/// by step, for the fault `id` on `port`.
+mod cumulus {
+    pub fn prior() -> Vec<String> {
+        vec![
+            "id -u".into(),
+            "sudo -n vtysh -c 'show bgp summary json'".into(),
+            "sudo -n true".into(),
+            "nv show system link flap-protection -o json".into(),
+        ]
+    }
+
+    /// The time of this flap appended to the switch's flap log.
+    pub fn flap_log(port: &str) -> Vec<String> {
+        vec![
+            "id -u".into(),
+            "sudo -n mkdir -p /run/rocegate".into(),
+            format!("sudo -n tee -a /run/rocegate/flaps-{port}"),
+        ]
+    }
+
+    /// The timer's shell text: wait, then bring the port up.
+    pub fn timer(id: &str, port: &str, seconds: u64) -> String {
+        format!(": rocegate-deadman {id}; sleep {seconds}; rc=0; $S ip link set dev {port} up || rc=$?; exit $rc")
+    }
+
+    /// The privilege checked again, the dead-man armed (detached), then
+    /// the change.
+    pub fn apply(id: &str, port: &str, seconds: u64) -> Vec<String> {
+        vec![
+            "id -u".into(),
+            "sudo -n true".into(),
+            format!("sudo -n setsid sh -c '{}'", timer(id, port, seconds)),
+            format!("sudo -n ip link set dev {port} down"),
+        ]
+    }
+
+    /// The timer killed, then the port brought up.
+    pub fn undo(id: &str, port: &str) -> Vec<String> {
+        vec![
+            "id -u".into(),
+            format!("sudo -n pkill -f '^sh -c : rocegate-deadma[n] {id};'"),
+            format!("sudo -n ip link set dev {port} up"),
+        ]
+    }
+}
+
+#[test]
+fn cumulus_link_flap_as_a_sudo_account_arms_the_setsid_timer_first_then_kills_it() {
+    needs_sshd!();
+    let lab = lab(
+        Nos::Cumulus,
+        71,
+        json!({"account": "cumulus"}),
+        FLAP,
+        SWITCH,
+    );
+    let o = lab.run();
+    let v = lab.verdict("flap");
+    assert_eq!(v["verdict"], "pass", "{v}\n{}", text(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(lab.verdict("after")["verdict"], "pass");
+    let id = lab.fault_id();
+    let port = lab.ports[0].clone();
+    let mut want = cumulus::prior();
+    want.extend(cumulus::flap_log(&port));
+    want.extend(cumulus::apply(&id, &port, 61));
+    want.extend(cumulus::undo(&id, &port));
+    want.extend(cumulus::prior());
+    assert_eq!(lab.sw.sent(), want, "raw log: {:#?}", lab.sw.log());
+    // The change waited until the timer was seen running.
+    let log = lab.sw.log();
+    let seen = format!("pgrep -f '^sh -c : rocegate-deadma[n] {id};'");
+    let at = |l: &str| log.iter().position(|x| x == l);
+    let (armed, polled, changed) = (
+        at(&format!(
+            "sudo -n setsid sh -c '{}'",
+            cumulus::timer(&id, &port, 61)
+        )),
+        log.iter().rposition(|x| *x == seen),
+        at(&format!("ip link set dev {port} down")),
+    );
+    assert!(
+        armed < polled && polled < changed && armed.is_some(),
+        "{log:#?}"
+    );
+    assert!(lab.admin_up(&port));
+    assert!(lab.timers().is_empty(), "timer left running");
+    assert!(lab.sw.fired().is_empty(), "{}", lab.sw.state());
+    lab.assert_journal_healed();
+    println!("{log:#?}");
+}
+
+#[test]
+fn cumulus_a_killed_run_is_healed_by_recover_which_kills_the_timer_and_brings_the_port_up() {
+    needs_sshd!();
+    let lab = lab(
+        Nos::Cumulus,
+        72,
+        json!({"account": "cumulus"}),
+        LONG,
+        SWITCH,
+    );
+    lab.run_killed_after_the_change();
+    let id = lab.fault_id();
+    let port = lab.ports[0].clone();
+    let before = lab.sw.log().len();
+    lab.recover_heals();
+    assert_eq!(
+        sent(&lab.sw.log()[before..]),
+        cumulus::undo(&id, &port),
+        "raw log: {:#?}",
+        lab.sw.log()
+    );
+    assert!(lab.admin_up(&port), "recover restored the port");
+    assert!(lab.timers().is_empty(), "and killed the timer");
+    assert!(lab.sw.fired().is_empty(), "healed before the timer fired");
+    println!("{:#?}", lab.sw.log());
+}
+
+#[test]
+fn cumulus_the_setsid_timer_restores_the_port_of_a_killed_run_and_recover_only_heals_the_journal() {
+    needs_sshd!();
+    // The run's 64 s dead-man fires after 3.2 s.
+    let lab = lab(
+        Nos::Cumulus,
+        73,
+        json!({"account": "cumulus", "scale": 0.05}),
+        LONG,
+        SWITCH,
+    );
+    lab.run_killed_after_the_change();
+    let id = lab.fault_id();
+    let port = lab.ports[0].clone();
+    assert!(
+        eventually(Duration::from_secs(15), || lab.admin_up(&port)),
+        "the timer never brought {port} back: {:#?}",
+        lab.sw.log()
+    );
+    assert_eq!(lab.sw.fired(), [json!({"timer": id})]);
+    assert!(eventually(Duration::from_secs(5), || lab
+        .timers()
+        .is_empty()));
+    assert!(
+        lab.sw
+            .log()
+            .contains(&format!("timer: ip link set dev {port} up")),
+        "{:#?}",
+        lab.sw.log()
+    );
+    let before = lab.sw.log().len();
+    lab.recover_heals();
+    // The undo is idempotent: pkill finds no timer (exit 1, taken as
+    // none left), `ip link set up` on an up port.
+    assert_eq!(
+        sent(&lab.sw.log()[before..]),
+        cumulus::undo(&id, &port),
+        "raw log: {:#?}",
+        lab.sw.log()
+    );
+    assert!(lab.admin_up(&port));
+    println!("{:#?}", lab.sw.log());
+}
+
+#[test]
+fn cumulus_an_unreachable_switch_is_named_and_nothing_is_sent() {
+    needs_sshd!();
+    let lab = lab(
+        Nos::Cumulus,
+        74,
+        json!({"account": "cumulus"}),
+        FLAP,
+        NOWHERE,
+    );
+    let o = lab.run();
+    let said = text(&o);
+    let v = lab.verdict("flap");
+    assert_eq!(v["verdict"], "error", "{v}\n{said}");
+    let m = v["message"].as_str().unwrap_or_default();
+    assert!(
+        m.contains("refused before anything was touched")
+            && m.contains("leaf1")
+            && m.contains("unreachable")
+            && m.contains("Connection refused"),
+        "{v}\n{said}"
+    );
+    assert!(lab.sw.log().is_empty(), "{:?}", lab.sw.log());
+    assert!(lab.admin_up(&lab.ports[0]));
+    assert!(lab.fault_ids().is_empty(), "{:?}", lab.journal());
+    assert_eq!(lab.verdict("after")["verdict"], "pass", "{said}");
+    println!("{v}");
+}
+
+/// `sudo -n` asks for a password: the prior read finds it out and the
+/// fault is refused there, naming the account, before anything changes.
+#[test]
+fn cumulus_a_refused_sudo_is_refused_at_the_prior_read_and_nothing_changes() {
+    needs_sshd!();
+    let lab = lab(
+        Nos::Cumulus,
+        75,
+        json!({"account": "cumulus", "sudo": "denied"}),
+        FLAP,
+        SWITCH,
+    );
+    let o = lab.run();
+    let said = text(&o);
+    let v = lab.verdict("flap");
+    assert_eq!(v["verdict"], "error", "{v}\n{said}");
+    let m = v["message"].as_str().unwrap_or_default();
+    assert!(
+        m.contains("refused before anything was touched")
+            && m.contains("leaf1")
+            && m.contains("the account cumulus is not root and may not run `sudo -n`"),
+        "{v}\n{said}"
+    );
+    // The read asks who the account is, to name it.
+    assert_eq!(
+        lab.sw.sent(),
+        [
+            "id -u",
+            "sudo -n vtysh -c 'show bgp summary json'",
+            "sudo -n true",
+            "id -un",
+            "nv show system link flap-protection -o json",
+        ],
+        "raw log: {:#?}",
+        lab.sw.log()
+    );
+    assert!(lab.admin_up(&lab.ports[0]));
+    assert!(lab.fault_ids().is_empty(), "{:?}", lab.journal());
+    assert_eq!(lab.verdict("after")["verdict"], "pass", "{said}");
+    println!("{v}");
 }

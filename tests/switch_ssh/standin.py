@@ -58,9 +58,23 @@ if not DIR or not os.path.isdir(DIR):
 CONFIG = json.load(open(os.path.join(DIR, "config.json")))
 
 
+def deadman_parent():
+    """The linux dead-man's id when the calling process is its timer shell
+    (`sh -c ': rocegate-deadman ID; sleep N; ...'`), else None."""
+    try:
+        with open("/proc/%d/cmdline" % os.getppid(), "rb") as f:
+            argv = f.read().split(b"\0")
+    except OSError:
+        return None
+    if len(argv) >= 3 and argv[1] == b"-c" and argv[2].startswith(b": rocegate-deadman "):
+        return argv[2].split(b";")[0].split()[-1].decode()
+    return None
+
+
 def log(argv):
-    who = os.environ.get("STANDIN_BY", "")
-    line = (who + ": " if who else "") + shlex.join(argv)
+    who = os.environ.get("STANDIN_BY", "") or ("timer" if deadman_parent() else "")
+    # One line per call: a newline inside an argument is written `\n`.
+    line = (who + ": " if who else "") + shlex.join(argv).replace("\n", "\\n")
     with open(os.path.join(DIR, "log"), "a") as f:
         f.write(line + "\n")
 
@@ -401,6 +415,84 @@ TOOLS = {
     "queuestat": queuestat,
     "sonic-cfggen": sonic_cfggen,
 }
+
+# ------------------------------------------------------------- cumulus
+#
+# The Cumulus stand-in's ports are real: a network namespace with a veth
+# pair (login.sh runs every session in it), because the linux driver reads
+# /sys/class/net/PORT/{flags,operstate,proto_down}, which no tool on PATH
+# answers. So `ip` logs, refuses what needs root to a non-root account
+# (as the kernel does), and runs the real iproute2.
+
+
+def real(tool):
+    """The tool of the same name later on PATH than the stand-in's."""
+    mine = os.path.realpath(os.path.join(DIR, "bin"))
+    for d in os.environ.get("PATH", "").split(":"):
+        if d and os.path.realpath(d) != mine:
+            c = os.path.join(d, tool)
+            if os.path.isfile(c) and os.access(c, os.X_OK):
+                return c
+    die(f"standin: no real {tool} on PATH", 127)
+
+
+def exec_real(args=None):
+    args = ARGS if args is None else args
+    os.execv(real(TOOL), [TOOL] + args)
+
+
+def ip():
+    changes = any(a in ("set", "add", "del", "delete") for a in ARGS[:3])
+    if changes and not is_root():
+        die("RTNETLINK answers: Operation not permitted", 2)
+    exec_real()
+
+
+def nv():
+    if ARGS == ["show", "system", "link", "flap-protection", "-o", "json"]:
+        fp = CONFIG.get("flap_protection", {"threshold": 5, "interval": 10})
+        print(json.dumps(fp, indent=2))
+        return
+    die("Error: the stand-in nv does not answer `nv %s`" % " ".join(ARGS))
+
+
+def ident():
+    account = CONFIG.get("account", "root")
+    if ARGS == ["-u"]:
+        print(0 if account == "root" else 1000)
+    elif ARGS in (["-un"], ["-u", "-n"], ["-nu"]):
+        print(account)
+    else:
+        exec_real()
+
+
+def sleep():
+    """The dead-man's delay runs at `scale`; every other sleep is real.
+    A dead-man's sleep that ends (was not killed) records its timer fired."""
+    timer = deadman_parent()
+    secs = float(ARGS[0].rstrip("s")) if ARGS else 0.0
+    if timer is None:
+        time.sleep(secs)
+        return
+    parent = os.getppid()
+    time.sleep(secs * float(CONFIG.get("scale", 1.0)))
+    if os.getppid() != parent:
+        # The timer shell was killed (disarmed) while this slept.
+        return
+    with State() as s:
+        s["fired"].append({"timer": timer})
+
+
+TOOLS.update({
+    "ip": ip,
+    "nv": nv,
+    "id": ident,
+    "sleep": sleep,
+    "setsid": exec_real,
+    "pgrep": exec_real,
+    "pkill": exec_real,
+})
+
 
 if __name__ == "__main__":
     if TOOL not in TOOLS:
