@@ -724,7 +724,7 @@ fn uni(ctx: &Ctx) -> Mo {
         .exports
         .iter()
         .filter(|e| !e.snapshots.is_empty())
-        .map(|e| snapshots(e))
+        .map(snapshots)
         .collect::<Vec<_>>();
     let mut kids = vec![
         infra(ctx),
