@@ -368,14 +368,16 @@ fn drop_stats(items: &[Value]) -> Result<Vec<Reading>, String> {
     ] {
         let mut found = Vec::new();
         objects(items, cls, &mut found);
-        match found.first() {
-            Some(o) => match number(o, field) {
-                Some(v) => out.push(Reading::new(c, &format!("{cls}.{field}"), v)),
-                None => return Err(format!("{cls} has no numeric {field}")),
-            },
-            // Statistics collection off for this granularity (monitoring
-            // policy): not available, never zero.
-            None => {}
+        // Statistics collection off for this granularity (monitoring
+        // policy): no object, not available, never zero. An attribute this
+        // release or ASIC does not carry is absent; one that is there but
+        // not a number is a damaged answer.
+        if let Some(o) = found.first() {
+            match (attr(o, field), number(o, field)) {
+                (None, _) => {}
+                (Some(_), Some(v)) => out.push(Reading::new(c, &format!("{cls}.{field}"), v)),
+                (Some(x), None) => return Err(format!("{cls}.{field} is not a count: {x:?}")),
+            }
         }
     }
     Ok(out)
@@ -396,11 +398,15 @@ fn class_counters(text: &str) -> Result<Vec<Reading>, String> {
             ("RxDropPacketsCount", Canonical::Discards),
             ("TxDropPacketsCount", Canonical::Drops),
         ] {
-            if let Some(v) = number(c, field) {
-                out.push(Reading {
+            match (attr(c, field), number(c, field)) {
+                (None, _) => {}
+                (Some(_), Some(v)) => out.push(Reading {
                     priority: cos.get(id).copied(),
                     ..Reading::new(canonical, &format!("qosmIfClass.{id}.{field}"), v)
-                });
+                }),
+                (Some(x), None) => {
+                    return Err(format!("qosmIfClass {id}: {field} is not a count: {x:?}"))
+                }
             }
         }
     }
