@@ -397,3 +397,53 @@ fn bad_writes_are_refused() {
     assert!(emu.world.api.aci.oos.is_empty());
     assert!(emu.world.port_cfg.iter().all(|c| c.admin_up));
 }
+
+/// Requests nobody should send: answered with an APIC error or an empty
+/// answer, never a panic, in the order sent.
+#[test]
+fn malformed_requests_are_answered() {
+    let inv = pod("");
+    let mut emu = Emulator::new(&inv, 1);
+    let paths = [
+        "%",
+        "%e2%82",
+        "/api/mo/%zz.json",
+        "/api/mo/é%2.json",
+        "/api/mo/.json",
+        "/api/class/.json",
+        "/api/mo/topology/pod-x/node-y/sys.json",
+        "/api/mo/topology/pod-1/node-101/sys/phys-[eth1/1.json",
+        "/api/mo/topology/pod-1/node-101/sys/phys-[eth9/99].json",
+        "/api/mo/uni.json?query-target=sideways",
+        "/api/mo/uni.json?rsp-subtree=deep",
+        "/api/class/l1PhysIf.json?query-target-filter=wcard(",
+        "/api/class/l1PhysIf.json?query-target-filter=and(eq(l1PhysIf.id,%22eth1/1%22),",
+        "/api/class/l1PhysIf.json?query-target-filter=eq(l1PhysIf.id,eth1/1)",
+        "/api/mo/uni/infra/qosinst-default.xml",
+    ];
+    let calls: Vec<(&str, &str, &str)> = paths.iter().map(|p| ("GET", *p, "")).collect();
+    let out = emu.run_batch(&[step(vec![raw("r0-leaf1", &calls, 0.0)])]);
+    let r = results(&out[0][0]);
+    assert_eq!(r.len(), paths.len());
+    for (p, x) in paths.iter().zip(&r) {
+        let v = body(x);
+        assert!(
+            (x.status == 200 && v["imdata"].is_array())
+                || (x.status == 400 && v["imdata"][0]["error"]["attributes"]["text"].is_string()),
+            "{p}: {x:?}"
+        );
+    }
+    // A filter combining conditions: eth1/1 of the nodes whose DN holds
+    // `node-10` (101..109).
+    let out = emu.run_batch(&[step(vec![raw(
+        "r0-leaf1",
+        &[(
+            "GET",
+            "/api/class/l1PhysIf.json?query-target-filter=and(eq(l1PhysIf.id,%22eth1/1%22),wcard(l1PhysIf.dn,%22node-10%22))",
+            "",
+        )],
+        0.0,
+    )])]);
+    let v = body(&results(&out[0][0])[0]);
+    assert_eq!(v["totalCount"], "9", "{v}");
+}
