@@ -45,6 +45,25 @@ fn acceptance_on_sonic_leaves_reads_their_counters_and_sends_the_faults() {
         })
         .count();
     assert_eq!(audited, 16 * 16);
+    // The DSCP map each leaf binds in CONFIG_DB puts RoCE's DSCP in the
+    // PFC priority's class.
+    let dscp = records
+        .iter()
+        .filter(|r| {
+            r["event"] == "finding"
+                && r["check"] == "switch.dscp_map"
+                && r["host"].as_str().unwrap().contains("-leaf")
+        })
+        .collect::<Vec<_>>();
+    assert_eq!(dscp.len(), 16);
+    assert!(
+        dscp.iter().all(|r| r["outcome"] == "ok"
+            && r["observed"]
+                .as_str()
+                .unwrap()
+                .contains("26->TC3 (priority 3)")),
+        "{dscp:?}"
+    );
     let reset = records
         .iter()
         .find(|r| {
@@ -76,9 +95,7 @@ fn acceptance_on_sonic_leaves_reads_their_counters_and_sends_the_faults() {
         .expect("the flapped leaf port's flap count");
     assert_eq!(ledger_value(flap, "link_down"), 1, "{flap}");
     // No storm: the watchdog's counters never make a finding.
-    assert!(!records
-        .iter()
-        .any(|r| r["check"] == "counters.pfc_storm"));
+    assert!(!records.iter().any(|r| r["check"] == "counters.pfc_storm"));
     for test in ["link-flap", "leaf-reset"] {
         assert!(
             records

@@ -577,7 +577,7 @@ fn status(world: &World, s: SwitchId) -> String {
 }
 
 /// The running CONFIG_DB, tables of keys of string fields: `PORT`,
-/// `PORT_QOS_MAP` (`pfc_enable`), `QUEUE` → `WRED_PROFILE` for the queues
+/// `PORT_QOS_MAP` (`pfc_enable`, `dscp_to_tc_map`), `DSCP_TO_TC_MAP`, `QUEUE` → `WRED_PROFILE` for the queues
 /// the model marks ECN on, `PFC_WD` on every port with a lossless queue
 /// (what `pfcwd start_default` arms when the image enables it by default;
 /// the model has no watchdog of its own), `DEVICE_METADATA`.
@@ -610,7 +610,7 @@ fn config_db(inv: &Inventory, world: &World, s: SwitchId) -> String {
         if !on.is_empty() {
             qos.insert(
                 c.name.clone(),
-                json!({"pfc_enable": on.join(","), "pfc_to_queue_map": "AZURE", "tc_to_queue_map": "AZURE"}),
+                json!({"dscp_to_tc_map": "AZURE", "pfc_enable": on.join(","), "pfc_to_queue_map": "AZURE", "tc_to_queue_map": "AZURE"}),
             );
             wd.insert(
                 c.name.clone(),
@@ -664,6 +664,9 @@ fn config_db(inv: &Inventory, world: &World, s: SwitchId) -> String {
         }}),
     );
     db.insert("PORT".into(), Value::Object(port));
+    if !qos.is_empty() {
+        db.insert("DSCP_TO_TC_MAP".into(), json!({"AZURE": dscp_to_tc(inv)}));
+    }
     for (name, t) in [
         ("PORT_QOS_MAP", qos),
         ("QUEUE", queue),
@@ -679,6 +682,27 @@ fn config_db(inv: &Inventory, world: &World, s: SwitchId) -> String {
         "{}\n",
         serde_json::to_string_pretty(&Value::Object(db)).unwrap_or_default()
     )
+}
+
+/// The `AZURE` DSCP_TO_TC_MAP the lossless ports bind: every DSCP to TC 1
+/// (the bulk class of SONiC's `qos.json.j2`), the pod's RoCE and CNP DSCPs
+/// to its PFC and CNP priorities (the model has no switch classification
+/// of its own: the switch is configured as the profile says).
+fn dscp_to_tc(inv: &Inventory) -> Value {
+    let r = &inv.fabric.roce;
+    let m: Map<String, Value> = (0..64u8)
+        .map(|d| {
+            let tc = if d == r.dscp_roce {
+                r.pfc_priority
+            } else if d == r.dscp_cnp {
+                r.cnp_priority
+            } else {
+                1
+            };
+            (d.to_string(), Value::String(tc.to_string()))
+        })
+        .collect();
+    Value::Object(m)
 }
 
 /// Whether the BGP session over inventory link `l` is Established: the

@@ -205,6 +205,25 @@ fn sonic_config_and_lldp_parse() {
     let c = p.parse_config("r0-leaf1", &ports, &answers(&cfg, &out[0][0]));
     assert!(format!("{:?}", c.nos_version).contains("SONiC."), "{c:?}");
     assert_eq!(c.pfc_watchdog, Fact::Known(true));
+    // The DSCP map CONFIG_DB binds: RoCE's DSCP to the PFC priority's TC,
+    // CNP's to its own.
+    let roce = &inv.fabric.roce;
+    let m = c
+        .dscp_prio
+        .known()
+        .unwrap_or_else(|| panic!("{:?}", c.dscp_prio));
+    assert_eq!(m[&roce.dscp_roce].priority, Some(roce.pfc_priority));
+    assert_eq!(m[&roce.dscp_cnp].class, format!("TC{}", roce.cnp_priority));
+    assert_eq!(m.len(), 64);
+    // A port asked for by its alias reads as its Ethernet name.
+    let by_alias = p.parse_config(
+        "r0-leaf1",
+        &["etp1".to_string()],
+        &switch::answers(&p.config_queries(&["etp1".to_string()]), &out[0][0]),
+    );
+    assert_eq!(by_alias.ports[0].name, "etp1");
+    assert_eq!(by_alias.ports[0].speed_mbps, Fact::Known(400_000));
+    assert_eq!(by_alias.ports[0].link_up, c.ports[0].link_up);
     let e1 = &c.ports[0];
     assert_eq!(e1.link_up, Fact::Known(true));
     assert_eq!(e1.speed_mbps, Fact::Known(400_000));

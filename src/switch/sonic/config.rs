@@ -3,6 +3,12 @@
 //! keys `Ethernet0` or `Ethernet0|3`), `show interfaces status` for the
 //! link, and the image's version file. What CONFIG_DB does not hold is
 //! not available, with the reason; nothing is guessed.
+//!
+//! A port may be asked for by its CONFIG_DB alias (`etp1`, `PORT|Ethernet0
+//! alias`): every read here looks it up under the `Ethernet` name the
+//! alias belongs to ([`port_names`]), and reports it under the name asked.
+
+use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
@@ -10,7 +16,7 @@ use super::platform::argv;
 use crate::counters::ParseError;
 use crate::switch::config::{answered, excerpt, fact};
 use crate::switch::table::ruled_tables;
-use crate::switch::{Answer, EcnQueue, Fact, PortSettings, Query, SwitchConfig};
+use crate::switch::{Answer, DscpClass, EcnQueue, Fact, PortSettings, Query, SwitchConfig};
 
 const CFGGEN: [&str; 5] = ["sudo", "-n", "sonic-cfggen", "-d", "--print-data"];
 
@@ -153,6 +159,187 @@ fn ecn(db: &Value, sw: &str, port: &str) -> Fact<Vec<EcnQueue>> {
     Fact::Known(out)
 }
 
+/// CONFIG_DB's `PORT` table as (name, alias) pairs, in key order; a port
+/// without an `alias` field is aliased by its own name (as `show
+/// interfaces alias` prints it).
+pub fn port_names(db: &Value) -> Vec<(String, String)> {
+    table(db, "PORT")
+        .map(|t| {
+            t.iter()
+                .map(|(k, row)| {
+                    (
+                        k.clone(),
+                        field(row, "alias").unwrap_or(k.as_str()).to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The CONFIG_DB name of `port`: itself when `PORT` has it (or has no row
+/// for it either way), else the port whose alias it is.
+fn db_name(db: &Value, port: &str) -> String {
+    if table(db, "PORT").is_some_and(|t| t.contains_key(port)) {
+        return port.to_string();
+    }
+    port_names(db)
+        .into_iter()
+        .find(|(_, a)| a == port)
+        .map_or_else(|| port.to_string(), |(n, _)| n)
+}
+
+/// A map name as a `PORT_QOS_MAP` field holds it: `AZURE`, or the older
+/// reference form `[DSCP_TO_TC_MAP|AZURE]`.
+fn map_name<'a>(v: &'a str, table: &str) -> &'a str {
+    let v = v.trim_matches(|c| c == '[' || c == ']');
+    v.strip_prefix(table)
+        .and_then(|r| r.strip_prefix('|'))
+        .unwrap_or(v)
+}
+
+/// The `PORT_QOS_MAP` field `f` that applies to `port`: its own entry's
+/// (a key listing it), else the switch-wide `global` entry's.
+fn qos_field<'a>(db: &'a Value, port: &str, f: &str) -> Option<(&'a str, &'a str)> {
+    let t = table(db, "PORT_QOS_MAP")?;
+    t.iter()
+        .find(|(k, row)| names(k, port) && field(row, f).is_some())
+        .or_else(|| {
+            t.get_key_value("global")
+                .filter(|(_, r)| field(r, f).is_some())
+        })
+        .and_then(|(k, row)| Some((k.as_str(), field(row, f)?)))
+}
+
+/// A `{"0": "1", …}` map table entry as numbers below `below`.
+fn numeric_map(
+    db: &Value,
+    sw: &str,
+    table_name: &str,
+    name: &str,
+    below: (u8, u8),
+) -> Result<BTreeMap<u8, u8>, String> {
+    let Some(m) = table(db, table_name)
+        .and_then(|t| t.get(name))
+        .and_then(Value::as_object)
+    else {
+        return Err(format!(
+            "{sw}: PORT_QOS_MAP binds {table_name} {name}, which CONFIG_DB does not hold"
+        ));
+    };
+    let mut out = BTreeMap::new();
+    for (k, v) in m {
+        let (Some(a), Some(b)) = (
+            k.trim().parse::<u8>().ok().filter(|a| *a < below.0),
+            v.as_str()
+                .and_then(|v| v.trim().parse::<u8>().ok())
+                .filter(|b| *b < below.1),
+        ) else {
+            return Err(format!(
+                "{sw}: {table_name}|{name} maps {k:?} to {v}, not a number below {} to one below {}",
+                below.0, below.1
+            ));
+        };
+        out.insert(a, b);
+    }
+    Ok(out)
+}
+
+/// The DSCP classification of the audited ports: the `DSCP_TO_TC_MAP`
+/// their `PORT_QOS_MAP` entries bind (`dscp_to_tc_map`; a port without one
+/// uses the `global` entry's), DSCP → traffic class `TCn`. The class's
+/// priority is the TC itself (SONiC's RoCE templates map TC n to PG and
+/// PFC priority n), unless the port binds both `tc_to_pg_map` and
+/// `pfc_to_pg_map`: then it is the PFC priority whose PG is the TC's PG
+/// (the TC's own number when several are, the lowest otherwise; none when
+/// no PFC priority maps to that PG). No map bound: no DSCP is classified
+/// (everything lands in TC 0, the default). Ports binding different maps
+/// cannot be one switch-wide fact: that is an error naming them.
+fn dscp_prio(db: &Value, sw: &str, ports: &[String]) -> Fact<BTreeMap<u8, DscpClass>> {
+    let mut bound: Vec<(Option<String>, String)> = Vec::new();
+    for p in ports {
+        let name = db_name(db, p);
+        let m = qos_field(db, &name, "dscp_to_tc_map")
+            .map(|(_, v)| map_name(v, "DSCP_TO_TC_MAP").to_string());
+        if !bound.iter().any(|(b, _)| *b == m) {
+            bound.push((m, name));
+        }
+    }
+    if bound.len() > 1 {
+        let said: Vec<String> = bound
+            .iter()
+            .map(|(m, p)| format!("{p} -> {}", m.as_deref().unwrap_or("none")))
+            .collect();
+        return Fact::Failed(format!(
+            "{sw}: the audited ports bind different DSCP_TO_TC_MAPs ({}); the switch-wide DSCP map cannot say which",
+            said.join(", ")
+        ));
+    }
+    let Some((Some(map), port)) = bound.into_iter().next() else {
+        return Fact::Known(BTreeMap::new());
+    };
+    let dscp_tc = match numeric_map(db, sw, "DSCP_TO_TC_MAP", &map, (64, 16)) {
+        Ok(m) => m,
+        Err(e) => return Fact::Failed(e),
+    };
+    let pg_maps = match (
+        qos_field(db, &port, "tc_to_pg_map"),
+        qos_field(db, &port, "pfc_to_pg_map"),
+    ) {
+        (Some((_, tc)), Some((_, pfc))) => {
+            let tc = numeric_map(
+                db,
+                sw,
+                "TC_TO_PRIORITY_GROUP_MAP",
+                map_name(tc, "TC_TO_PRIORITY_GROUP_MAP"),
+                (16, 16),
+            );
+            let pfc = numeric_map(
+                db,
+                sw,
+                "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP",
+                map_name(pfc, "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"),
+                (8, 16),
+            );
+            match (tc, pfc) {
+                (Ok(tc), Ok(pfc)) => Some((tc, pfc)),
+                (Err(e), _) | (_, Err(e)) => return Fact::Failed(e),
+            }
+        }
+        _ => None,
+    };
+    let priority = |tc: u8| -> Option<u8> {
+        let Some((tc_pg, pfc_pg)) = &pg_maps else {
+            return (tc < 8).then_some(tc);
+        };
+        let pg = tc_pg.get(&tc)?;
+        let prios: Vec<u8> = pfc_pg
+            .iter()
+            .filter(|(_, g)| *g == pg)
+            .map(|(p, _)| *p)
+            .collect();
+        if prios.contains(&tc) {
+            Some(tc)
+        } else {
+            prios.first().copied()
+        }
+    };
+    Fact::Known(
+        dscp_tc
+            .into_iter()
+            .map(|(d, tc)| {
+                (
+                    d,
+                    DscpClass {
+                        class: format!("TC{tc}"),
+                        priority: priority(tc),
+                    },
+                )
+            })
+            .collect(),
+    )
+}
+
 pub fn parse(switch: &str, ports: &[String], answers: &[Answer]) -> SwitchConfig {
     let qs = queries(ports);
     let nos_version = fact(switch, &qs[2], answers.get(2), version, Ok);
@@ -179,15 +366,22 @@ pub fn parse(switch: &str, ports: &[String], answers: &[Answer]) -> SwitchConfig
         // audited port has an entry.
         Ok(db) => Fact::Known(
             !ports.is_empty()
-                && ports
-                    .iter()
-                    .all(|p| table(db, "PFC_WD").is_some_and(|t| t.contains_key(p.as_str()))),
+                && ports.iter().all(|p| {
+                    table(db, "PFC_WD").is_some_and(|t| t.contains_key(db_name(db, p).as_str()))
+                }),
         ),
+        Err(e) => Fact::Failed(fail(e)),
+    };
+    let dscp = match &db {
+        Ok(db) => dscp_prio(db, switch, ports),
         Err(e) => Fact::Failed(fail(e)),
     };
     let ports = ports
         .iter()
-        .map(|port| {
+        .map(|asked| {
+            // The CONFIG_DB name of a port asked for by its alias.
+            let name = db.as_ref().map_or_else(|_| asked.clone(), |db| db_name(db, asked));
+            let port = &name;
             let link_up = match &links {
                 Fact::Known(l) => match l.iter().find(|(n, _)| n == port) {
                     Some((_, up)) => Fact::Known(*up),
@@ -231,7 +425,7 @@ pub fn parse(switch: &str, ports: &[String], answers: &[Answer]) -> SwitchConfig
                 ),
             };
             PortSettings {
-                name: port.clone(),
+                name: asked.clone(),
                 link_up,
                 speed_mbps,
                 mtu,
@@ -249,10 +443,7 @@ pub fn parse(switch: &str, ports: &[String], answers: &[Answer]) -> SwitchConfig
     SwitchConfig {
         nos_version,
         pfc_watchdog,
-        dscp_prio: crate::switch::config::dscp_not_read(
-            switch,
-            "CONFIG_DB's DSCP_TO_TC_MAP is not read yet",
-        ),
+        dscp_prio: dscp,
         ports,
     }
 }

@@ -1,6 +1,6 @@
 use super::*;
 use crate::counters::Canonical;
-use crate::switch::Fact;
+use crate::switch::{Fact, SwitchConfig};
 
 fn fixture(name: &str) -> String {
     let p = format!(
@@ -431,4 +431,102 @@ fn the_audit_reads_config_db() {
     // Garbage is an error, never a panic.
     let c = Sonic.parse_config("leaf1", &ports, &[ok("{not json"), ok("x"), ok("")]);
     assert!(matches!(&c.ports[1].speed_mbps, Fact::Failed(e) if e.contains("not JSON")));
+}
+
+/// `sonic-cfggen -d --print-data` with the QoS maps SONiC's `qos.json.j2`
+/// templates write (names `AZURE`, the older `[TABLE|NAME]` references on
+/// one port), DSCP 26 → TC 3 and 48 → TC 6.
+fn qos_db(ethernet8: &str, extra: &str) -> String {
+    format!(
+        r#"{{
+  "PORT": {{
+    "Ethernet0": {{"alias": "etp1", "mtu": "9100", "speed": "400000"}},
+    "Ethernet8": {{"alias": "etp2", "mtu": "9100", "speed": "400000"}}
+  }},
+  "DSCP_TO_TC_MAP": {{
+    "AZURE": {{"0": "1", "3": "3", "26": "3", "46": "5", "48": "6"}},
+    "OTHER": {{"26": "0"}}
+  }},
+  "PORT_QOS_MAP": {{
+    "Ethernet0": {{"dscp_to_tc_map": "AZURE", "pfc_enable": "3,4"}},
+    "Ethernet8": {ethernet8}{extra}
+  }},
+  "PFC_WD": {{"Ethernet0": {{"action": "drop"}}, "Ethernet8": {{"action": "drop"}}}}
+}}"#
+    )
+}
+
+fn dscp(db: &str, ports: &[&str]) -> SwitchConfig {
+    let ports: Vec<String> = ports.iter().map(|p| p.to_string()).collect();
+    Sonic.parse_config("leaf1", &ports, &[ok(db), ok(STATUS), ok("")])
+}
+
+/// The DSCP map the audited ports bind, TC as priority unless the PG maps
+/// say otherwise; a port asked for by its alias is read as its `Ethernet`
+/// name and reported as asked.
+#[test]
+fn the_dscp_map_comes_from_the_bound_dscp_to_tc_map() {
+    let same = qos_db(
+        r#"{"dscp_to_tc_map": "[DSCP_TO_TC_MAP|AZURE]", "pfc_enable": "3,4"}"#,
+        "",
+    );
+    let c = dscp(&same, &["Ethernet0", "etp2"]);
+    let m = c
+        .dscp_prio
+        .known()
+        .unwrap_or_else(|| panic!("{:?}", c.dscp_prio));
+    assert_eq!((m[&26].class.as_str(), m[&26].priority), ("TC3", Some(3)));
+    assert_eq!(m[&48].priority, Some(6));
+    assert!(!m.contains_key(&24));
+    // etp2 is Ethernet8: its row, its link (down), its watchdog entry.
+    assert_eq!(c.ports[1].name, "etp2");
+    assert_eq!(c.ports[1].link_up, Fact::Known(false));
+    assert_eq!(c.ports[1].speed_mbps, Fact::Known(400_000));
+    assert_eq!(c.pfc_watchdog, Fact::Known(true));
+
+    // The global binding serves a port without its own.
+    let global = qos_db(
+        r#"{"pfc_enable": "3,4"}"#,
+        r#", "global": {"dscp_to_tc_map": "AZURE"}"#,
+    );
+    let c = dscp(&global, &["Ethernet8"]);
+    assert_eq!(c.dscp_prio.known().unwrap()[&26].priority, Some(3));
+
+    // TC 3's PG is 4 and only PFC priority 4 maps to PG 4: RoCE's class
+    // carries priority 4; TC 6's PG has no PFC priority.
+    let remap = qos_db(
+        r#"{"dscp_to_tc_map": "AZURE", "tc_to_pg_map": "AZURE", "pfc_to_pg_map": "AZURE"}"#,
+        r#"}, "TC_TO_PRIORITY_GROUP_MAP": {"AZURE": {"3": "4", "6": "0"}}, "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP": {"AZURE": {"3": "3", "4": "4"}"#,
+    );
+    let c = dscp(&remap, &["Ethernet8"]);
+    let m = c
+        .dscp_prio
+        .known()
+        .unwrap_or_else(|| panic!("{:?}", c.dscp_prio));
+    assert_eq!(m[&26].priority, Some(4));
+    assert_eq!(m[&48].priority, None);
+
+    // Ports that bind different maps: an error naming both.
+    let differ = qos_db(r#"{"dscp_to_tc_map": "OTHER"}"#, "");
+    let c = dscp(&differ, &["Ethernet0", "Ethernet8"]);
+    assert!(
+        matches!(&c.dscp_prio, Fact::Failed(e) if e.contains("Ethernet0 -> AZURE") && e.contains("Ethernet8 -> OTHER")),
+        "{:?}",
+        c.dscp_prio
+    );
+    // No map bound: nothing is classified by DSCP.
+    let none = qos_db(r#"{"pfc_enable": "3,4"}"#, "");
+    assert_eq!(
+        dscp(&none, &["Ethernet8"]).dscp_prio,
+        Fact::Known(Default::default())
+    );
+    // A bound map CONFIG_DB lacks, or a damaged one, is an error.
+    let missing = qos_db(r#"{"dscp_to_tc_map": "GONE"}"#, "");
+    assert!(
+        matches!(&dscp(&missing, &["Ethernet8"]).dscp_prio, Fact::Failed(e) if e.contains("GONE"))
+    );
+    let bad = same.replace(r#""48": "6""#, r#""48": "x""#);
+    assert!(
+        matches!(&dscp(&bad, &["Ethernet0"]).dscp_prio, Fact::Failed(e) if e.contains("\"48\""))
+    );
 }
