@@ -40,7 +40,7 @@ use crate::config::model::{Inventory, SwitchId};
 
 use crate::config::model::End;
 use crate::switch::fault::{Action, Driver};
-use crate::switch::sonic::platform::unresolve;
+use crate::switch::sonic::platform::{is_port_name, unresolve};
 use crate::switch::sonic::Sonic;
 use crate::switch::Query;
 
@@ -114,11 +114,7 @@ fn port(world: &World, s: SwitchId, name: &str) -> Option<usize> {
 /// the front-panel position, as CONFIG_DB and `show interfaces status`
 /// print it).
 fn named(world: &World, s: SwitchId, name: &str) -> Option<usize> {
-    let shaped = name
-        .strip_prefix("Ethernet")
-        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()) || r.starts_with("-BP"))
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
-    if shaped {
+    if is_port_name(name) {
         return port(world, s, name);
     }
     let k: usize = name.strip_prefix("etp")?.parse().ok()?;
@@ -237,7 +233,9 @@ pub fn parse(inv: &Inventory, world: &World, s: SwitchId, argv: &[String]) -> Op
         ["cat", "/etc/sonic/sonic_version.yml"] => Read::Version,
         ["docker", "exec", "lldp", "lldpctl", "-f", "json0"] => Read::Lldp,
         ["config", "interface", verb @ ("shutdown" | "startup"), x] => {
-            let Some(p) = port(world, s, x) else {
+            // By name, or by alias (the platform sends an alias in
+            // SONIC_CLI_IFACE_MODE=alias, stripped with `env` before here).
+            let Some(p) = named(world, s, x) else {
                 // sonic-utilities' `config interface` on a name that is
                 // not a port (click's usage error).
                 return Some(done(

@@ -283,6 +283,21 @@ fn sonic_plain_faults_act_on_the_model() {
     );
     assert_eq!(up.ports[0].link_up, Fact::Known(true));
 
+    // The same port by its alias (etp1: the leaf's first port), in alias mode.
+    let (apply, _) = d.plain(&Action::PortsDown(vec!["etp1".into()]), &Default::default());
+    assert!(apply[0].display().contains("SONIC_CLI_IFACE_MODE=alias"));
+    let mut emu = Emulator::new(&inv, 1);
+    let out = emu.run_batch(&[StepCommands {
+        invocations: vec![at(&apply[0], 1.0), composed("r0-leaf1", &cfg, 2.0)],
+    }]);
+    assert_eq!(out[0][0].exit, Some(0), "{:?}", out[0][0]);
+    let down = p.parse_config(
+        "r0-leaf1",
+        &["Ethernet1".into()],
+        &answers(&cfg, &out[0][1]),
+    );
+    assert_eq!(down.ports[0].link_up, Fact::Known(false));
+
     let (stop, _) = d.plain(&Action::RoutingStop, &Default::default());
     let mut emu = Emulator::new(&inv, 1);
     let out = emu.run_batch(&[StepCommands {

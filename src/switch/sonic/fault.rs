@@ -14,7 +14,7 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-use super::platform::argv;
+use super::platform::{argv, is_port_name};
 use super::Sonic;
 use crate::exec::quote;
 use crate::switch::fault::{runs_over, Action, Change, Driver, PortState, State};
@@ -81,7 +81,7 @@ fn commands(action: &Action, prior: &State) -> (Vec<String>, Vec<String>) {
     let links = |verb: &str| -> Vec<String> {
         ports_of(action)
             .iter()
-            .map(|p| format!("config interface {verb} {}", quote(p)))
+            .map(|p| format!("{}config interface {verb} {}", alias_mode(p), quote(p)))
             .collect()
     };
     match action {
@@ -98,6 +98,17 @@ fn commands(action: &Action, prior: &State) -> (Vec<String>, Vec<String>) {
         ),
         // Refused by `supports`; never sent.
         Action::Reload { .. } => (Vec::new(), Vec::new()),
+    }
+}
+
+/// `config interface` takes a CONFIG_DB alias (`etp1`) only in alias mode
+/// (it then maps it to the port's name, and passes a name through
+/// unchanged); a port written as its name runs in the default mode.
+fn alias_mode(port: &str) -> &'static str {
+    if is_port_name(port) {
+        ""
+    } else {
+        "env SONIC_CLI_IFACE_MODE=alias "
     }
 }
 
@@ -158,6 +169,10 @@ impl Driver for Sonic {
                 "reload is refused on sonic: nothing guards a reboot and nothing undoes it (fault the ports or routing instead)"
                     .into(),
             ),
+            // FRR and the kernel know the port by its name only.
+            Action::BgpPeerDown { port } if !is_port_name(port) => Err(format!(
+                "route_change on sonic needs the port's Ethernet name: {port} looks like a CONFIG_DB alias, which FRR and `ip` do not know"
+            )),
             _ => Ok(()),
         }
     }
@@ -239,13 +254,19 @@ impl Driver for Sonic {
         let (Some(oper), Some(admin)) = (t.column("Oper"), t.column("Admin")) else {
             return Err("`show interfaces status` has no Oper or Admin column".into());
         };
+        let alias = t.column("Alias");
         for p in ports_read(action) {
             let row = t
                 .rows
                 .iter()
                 .map(|(_, r)| r)
-                .find(|r| r.first().is_some_and(|n| Sonic.normalise_port(n) == Sonic.normalise_port(p)))
-                .ok_or_else(|| format!("port {p} does not exist on the switch (`show interfaces status` has no row for it)"))?;
+                .find(|r| {
+                    r.first().is_some_and(|n| Sonic.normalise_port(n) == Sonic.normalise_port(p))
+                        // A port written as its CONFIG_DB alias (exact, as
+                        // SONiC compares aliases).
+                        || alias.is_some_and(|a| r.get(a).is_some_and(|x| x == p))
+                })
+                .ok_or_else(|| format!("port {p} does not exist on the switch (`show interfaces status` has no row for it, by name or alias)"))?;
             st.ports.push(PortState {
                 name: p.clone(),
                 admin_up: row.get(admin).is_some_and(|a| a == "up"),
@@ -379,7 +400,22 @@ if [ $rc -eq 0 ]; then sudo -n systemctl stop {timer} 2>/dev/null; if sudo -n sy
         let each = |verb: &str| -> Vec<Query> {
             ports
                 .iter()
-                .map(|p| argv(&["sudo", "-n", "config", "interface", verb, p]))
+                .map(|p| {
+                    if is_port_name(p) {
+                        argv(&["sudo", "-n", "config", "interface", verb, p])
+                    } else {
+                        argv(&[
+                            "sudo",
+                            "-n",
+                            "env",
+                            "SONIC_CLI_IFACE_MODE=alias",
+                            "config",
+                            "interface",
+                            verb,
+                            p,
+                        ])
+                    }
+                })
                 .collect()
         };
         match action {

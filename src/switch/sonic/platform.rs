@@ -116,6 +116,15 @@ fi
 fi
 exec "$@""#;
 
+/// Whether `port` is shaped like a SONiC port name (`Ethernet8`,
+/// `Ethernet-BP256`) rather than a vendor alias (`etp9`, `fortyGigE0/8`,
+/// `Ethernet1/1`), as [`RESOLVE`] decides.
+pub fn is_port_name(port: &str) -> bool {
+    port.strip_prefix("Ethernet")
+        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()) || r.starts_with("-BP"))
+        && port.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
+
 /// Where a read's tool finds the port on a multi-ASIC switch (see
 /// [`RESOLVE`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -347,7 +356,11 @@ impl Platform for Sonic {
     /// SONiC names ports `Ethernet0`, `Ethernet4`, … (the kernel netdev and
     /// CONFIG_DB key); case and surrounding space are normalised. Vendor
     /// aliases (`etp1`, `fortyGigE0/0`, CONFIG_DB `PORT|…|alias`) are
-    /// another name space: an inventory writes the `Ethernet` name.
+    /// another name space that this function cannot map (it has no
+    /// CONFIG_DB): the counter reads resolve an alias on the switch
+    /// ([`RESOLVE`]), the audit through the CONFIG_DB it reads, the faults
+    /// in `config`'s alias mode. LLDP neighbours of a SONiC switch see the
+    /// alias (lldpmgrd advertises it as the port id, subtype local).
     fn normalise_port(&self, name: &str) -> String {
         name.trim().to_ascii_lowercase()
     }

@@ -297,3 +297,54 @@ config interface shutdown Ethernet0\n"
         log_of(&log)
     );
 }
+
+/// A port written as its CONFIG_DB alias: the prior read finds its row by
+/// the Alias column, the change and restore run `config interface` in
+/// alias mode, and a route change over an alias is refused (FRR and `ip`
+/// know only the name).
+#[test]
+fn a_port_written_as_its_alias_is_faulted_in_alias_mode() {
+    let a = ports(&["etp1"]);
+    let st = Sonic.parse_prior(&a, &text(prior_text(""))).unwrap();
+    assert_eq!(
+        st.ports,
+        vec![PortState {
+            name: "etp1".into(),
+            admin_up: true,
+            oper_up: true
+        }]
+    );
+    let c = Sonic.change(&a, &st, Some(("f1", Duration::from_secs(70))));
+    let all = format!("{c:?}");
+    assert!(
+        all.contains("env SONIC_CLI_IFACE_MODE=alias config interface shutdown etp1")
+            && all.contains("env SONIC_CLI_IFACE_MODE=alias config interface startup etp1"),
+        "{all}"
+    );
+    let (apply, undo) = Sonic.plain(&a, &st);
+    assert_eq!(
+        apply[0].display(),
+        "sudo -n env SONIC_CLI_IFACE_MODE=alias config interface shutdown etp1"
+    );
+    assert_eq!(
+        undo[0].display(),
+        "sudo -n env SONIC_CLI_IFACE_MODE=alias config interface startup etp1"
+    );
+    // By name: the default mode, as before.
+    let (apply, _) = Sonic.plain(&ports(&["Ethernet0"]), &st);
+    assert_eq!(
+        apply[0].display(),
+        "sudo -n config interface shutdown Ethernet0"
+    );
+    // An alias no row has is an error naming it.
+    let e = Sonic
+        .parse_prior(&ports(&["etp9"]), &text(prior_text("")))
+        .unwrap_err();
+    assert!(e.contains("port etp9 does not exist"), "{e}");
+    let e = Sonic
+        .supports(&Action::BgpPeerDown {
+            port: "etp1".into(),
+        })
+        .unwrap_err();
+    assert!(e.contains("needs the port's Ethernet name"), "{e}");
+}
