@@ -1520,6 +1520,36 @@ fn an_aci_switch_names_its_node_at_the_apic() {
     );
 }
 
+/// Switches reached through their APIC share its address: one literal
+/// address for a group of them is the controller's, not a mistake; for
+/// switches reached themselves it still is.
+#[test]
+fn a_group_of_aci_switches_shares_its_apics_address() {
+    let group = |driver: &str, api: &str| {
+        edit(
+            INVENTORY,
+            "  - name: leaf1\n",
+            &format!("  - name: 'spine[8-9]'\n    role: spine\n    driver: {driver}\n    address: apic1.example\n{api}  - name: leaf1\n"),
+        )
+    };
+    let aci = group(
+        "aci",
+        "    credentials: {env: APIC_PASSWORD}\n    api: {user: rocegate, node: 201}\n",
+    );
+    let out = inputs(&aci, SUITE).validate();
+    assert!(
+        !out.dump().contains("switches[1].address"),
+        "{}",
+        out.dump()
+    );
+    let linux = group("linux", "");
+    let lines = inputs(&linux, SUITE).validate().bad_input();
+    assert!(
+        find(&lines, "switches[1].address").contains("one address \"apic1.example\" for 2 names"),
+        "{lines:#?}"
+    );
+}
+
 #[test]
 fn a_switch_api_belongs_to_an_https_platform_and_needs_a_password_reference() {
     // On a linux leaf, without credentials, with a user that is no name.

@@ -45,7 +45,6 @@ fn records_of<'a>(
 /// APIC (RMON octets that grow with the traffic through them), the audit
 /// reads every switch port there, and the NIC flap is ridden out.
 #[test]
-#[ignore = "needs audit::switches::resolve_neighbor to match an LLDP neighbour by its name before its management address: every aci switch's `address` is its APIC's (one for the fabric), so the host side's LLDP names r0-leaf1 for every switch (see the aci emulator's report)"]
 fn acceptance_on_aci_reads_counters_through_the_apic() {
     let tmp = tempfile::tempdir().unwrap();
     let suite = acceptance_for_aci(tmp.path());

@@ -30,17 +30,28 @@ pub fn queries(inv: &Inventory, s: SwitchId, ports: &[String]) -> Vec<Query> {
 }
 
 /// The switch and port an LLDP neighbour names, as an inventory end: its
-/// system name (or the first label of it, or its management address) names
-/// the switch, and the switch's platform compares the port id (or its
+/// system name (or the first label of it, or else a management address
+/// that is one switch's) names the switch, and the switch's platform compares the port id (or its
 /// description) with the inventory's port names.
 pub fn resolve_neighbor(inv: &Inventory, n: &LldpNeighbor) -> Heard {
     let name = n.chassis_name.as_deref().unwrap_or_default();
     let short = name.split('.').next().unwrap_or_default();
-    let sw = inv.switches.iter().position(|s| {
-        s.name == name
-            || s.name.eq_ignore_ascii_case(short)
-            || n.mgmt_ip.as_deref().is_some_and(|ip| ip == s.address)
-    });
+    // By name first, across every switch; then by management address, but
+    // only an address that names one switch (switches managed through a
+    // controller, ACI's behind their APIC, share the controller's).
+    let by_address = || {
+        let ip = n.mgmt_ip.as_deref()?;
+        let mut at = inv.switches.iter().enumerate().filter(|(_, s)| s.address == ip);
+        match (at.next(), at.next()) {
+            (Some((k, _)), None) => Some(k),
+            _ => None,
+        }
+    };
+    let sw = inv
+        .switches
+        .iter()
+        .position(|s| s.name == name || s.name.eq_ignore_ascii_case(short))
+        .or_else(by_address);
     let Some(s) = sw else {
         return Heard::Unknown(format!(
             "chassis {} port {}",

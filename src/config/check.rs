@@ -91,11 +91,14 @@ pub fn parse_partial_inventory(
 }
 
 /// Expands an address written for a group: a `{host}`/`{name}` template, a
-/// hostlist zipped with the names, or a literal (only for one name).
+/// hostlist zipped with the names, or a literal (only for one name, unless
+/// `shared`: switches reached through their controller, whose address it
+/// is).
 fn expand_addresses(
     spec: Option<&str>,
     names: &[String],
     placeholder: &str,
+    shared: bool,
 ) -> Result<Vec<String>, String> {
     let Some(spec) = spec else {
         return Ok(names.to_vec());
@@ -106,6 +109,8 @@ fn expand_addresses(
     let list = hostlist::expand(spec).map_err(|e| e.to_string())?;
     if list.len() == names.len() {
         Ok(list)
+    } else if list.len() == 1 && shared {
+        Ok(vec![list[0].clone(); names.len()])
     } else if list.len() == 1 {
         Err(format!(
             "one address \"{spec}\" for {} names; use a template such as \"{placeholder}.mgmt\" or a hostlist with one address per name",
@@ -315,7 +320,7 @@ fn check_inventory(raw: InventoryFile, text: &str, sink: &mut Sink) -> Inventory
             sink.error(format!("{base}.hosts"), msg);
             continue;
         }
-        let addresses = match expand_addresses(group.address.as_deref(), &hosts, "{host}") {
+        let addresses = match expand_addresses(group.address.as_deref(), &hosts, "{host}", false) {
             Ok(a) => {
                 if let Some(msg) = bad_addresses(&hosts, &a, "node") {
                     sink.error(format!("{base}.address"), msg);
@@ -437,7 +442,12 @@ fn check_inventory(raw: InventoryFile, text: &str, sink: &mut Sink) -> Inventory
             sink.error(format!("{base}.name"), msg);
             continue;
         }
-        let addresses = match expand_addresses(group.address.as_deref(), &names, "{name}") {
+        let addresses = match expand_addresses(
+            group.address.as_deref(),
+            &names,
+            "{name}",
+            group.driver.through_controller(),
+        ) {
             Ok(a) => {
                 if let Some(msg) = bad_addresses(&names, &a, "switch") {
                     sink.error(format!("{base}.address"), msg);

@@ -284,6 +284,13 @@ impl SwitchDriver {
         matches!(self, SwitchDriver::Aci)
     }
 
+    /// Reached through a controller that manages many switches (an ACI
+    /// leaf through its APIC): the inventory's address is the controller's,
+    /// shared by every switch it manages, and names none of them.
+    pub fn through_controller(self) -> bool {
+        matches!(self, SwitchDriver::Aci)
+    }
+
     /// The platform an LLDP system description names, if any: a guess for
     /// `inventory discover` to mark unverified.
     pub fn from_lldp_description(descr: &str) -> Option<Self> {
