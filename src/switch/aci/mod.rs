@@ -351,6 +351,7 @@ fn rmon(items: &[Value]) -> Vec<Reading> {
     push("rmonIfIn", "octets", Canonical::RxBytes);
     push("rmonIfOut", "octets", Canonical::TxBytes);
     push("rmonIfIn", "discards", Canonical::Discards);
+    push("rmonIfOut", "discards", Canonical::Drops);
     push("rmonDot3Stats", "fCSErrors", Canonical::CrcErrors);
     push("rmonDot3Stats", "symbolErrors", Canonical::SymbolErrors);
     out

@@ -194,6 +194,8 @@ fn rmon_counters_read_into_canonical_names() {
     assert_eq!(v(Canonical::RxBytes), Some(123_456));
     assert_eq!(v(Canonical::TxBytes), Some(654_321));
     assert_eq!(v(Canonical::CrcErrors), Some(7));
+    assert_eq!(v(Canonical::Drops), Some(0));
+    assert_eq!(v(Canonical::Discards), Some(2));
     assert_eq!(v(Canonical::PfcPauseRx), None);
     assert!(Aci.parse_counters(q, &ok(json!({"nope": 1}))).is_err());
 }
