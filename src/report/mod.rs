@@ -9,6 +9,7 @@ pub use audit::audit_text;
 pub mod html;
 pub mod jsonl;
 pub mod junit;
+pub mod metrics;
 pub mod progress;
 pub mod raw;
 pub mod sanitize;
