@@ -59,6 +59,38 @@ const TABLE: &[(&str, &str)] = &[
         "nxos-pfc-interface",
     ),
     (
+        "public/nvue-show-interface-qos-roce-status-swp16-cl514-docs.txt",
+        "cumulus-roce-status",
+    ),
+    (
+        "public/nvue-show-qos-roce-cl514-docs.txt",
+        "cumulus-roce-dscp",
+    ),
+    (
+        "public/nvue-show-interface-qos-roce-counters-swp16-cl514-docs.txt",
+        "cumulus-roce-counters",
+    ),
+    (
+        "public/sonic-wredstat-port-ethernet8-utilities-test.txt",
+        "sonic-wred-counters",
+    ),
+    (
+        "public/sonic-interfaces-flap-ethernet0-utilities-test.txt",
+        "sonic-interfaces-flap",
+    ),
+    (
+        "public/sonic-interfaces-flap-all-never-utilities-test.txt",
+        "sonic-interfaces-flap",
+    ),
+    (
+        "public/sonic-interfaces-flap-masic-asic1-ethernet64-utilities-test.txt",
+        "sonic-interfaces-flap",
+    ),
+    (
+        "public/sonic-queue-persistent-watermark-unicast-masic-all-utilities-test.txt",
+        "sonic-queue-watermark",
+    ),
+    (
         "switch/sonic-interfaces-counters-masic-reminder-utilities-test.txt",
         "sonic-interfaces-counters",
     ),

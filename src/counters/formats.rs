@@ -77,6 +77,11 @@ pub const FORMATS: &[(&str, &str)] = &[
     ),
     ("sonic-pfcwd-stats", "SONiC pfcwd show stats"),
     (
+        "sonic-wred-counters",
+        "SONiC show queue wredcounters [PORT] (wredstat)",
+    ),
+    ("sonic-interfaces-flap", "SONiC show interfaces flap [PORT]"),
+    (
         "sonic-interfaces-counters",
         "SONiC show interfaces counters [-p N]",
     ),
@@ -95,6 +100,18 @@ pub const FORMATS: &[(&str, &str)] = &[
     (
         "cumulus-nvue-counters",
         "Cumulus NVUE nv show interface IF counters qos",
+    ),
+    (
+        "cumulus-roce-status",
+        "Cumulus NVUE nv show [interface IF] qos roce [status] [-o json]",
+    ),
+    (
+        "cumulus-roce-dscp",
+        "Cumulus NVUE nv show qos roce [-o json]: the DSCP map",
+    ),
+    (
+        "cumulus-roce-counters",
+        "Cumulus NVUE nv show interface IF qos roce counters [-o json]",
     ),
 ];
 
@@ -172,11 +189,16 @@ pub fn parse(format: &str, text: &str) -> Result<Value, ParseError> {
         }
         "sonic-queue-watermark" => to_json(sonic::parse_watermark(text)),
         "sonic-pfcwd-stats" => to_json(sonic::parse_pfcwd_stats(text)),
+        "sonic-wred-counters" => to_json(sonic::parse_wred_counters(text)),
+        "sonic-interfaces-flap" => to_json(sonic::parse_interfaces_flap(text)),
         "sonic-interfaces-counters" => to_json(sonic::parse_interfaces_counters(text)),
         "eos-queue-counters" => to_json(eos::parse_queue_counters_detail(text)),
         "nxos-counters-errors" => to_json(nxos::parse_counters_errors(text)),
         "nxos-pfc-interface" => to_json(nxos::parse_pfc_interface(text)),
         "cumulus-nvue-counters" => to_json(cumulus::parse_qos_counters(text)),
+        "cumulus-roce-status" => to_json(cumulus::qos::parse_roce_status(text)),
+        "cumulus-roce-dscp" => to_json(cumulus::qos::parse_dscp_map(text)),
+        "cumulus-roce-counters" => to_json(cumulus::qos::parse_roce_counters(text)),
         _ => {
             return Err(ParseError(format!(
                 "unknown format `{format}` (formats: {})",

@@ -204,7 +204,7 @@ fn bytes(v: &Value) -> Option<(u64, bool)> {
 
 /// One port's RoCE settings as `nv show interface IF qos roce status`
 /// shows them. `None` where the answer does not say.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct RoceStatus {
     /// `mode`: `lossless`, `lossy`, `lossless-single-ipool`, ….
     pub mode: Option<String>,
