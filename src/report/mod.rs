@@ -2,6 +2,7 @@
 //! to, and everything built from them (results.jsonl, raw output files,
 //! JUnit, HTML, summary.json, terminal progress and the end-of-run account).
 
+pub mod actions;
 pub mod audit;
 pub mod events;
 
