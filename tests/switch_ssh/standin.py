@@ -19,6 +19,7 @@ a lock; STANDIN_DIR/config.json says what the switch is:
                                       # refuse unless run under sudo
    "sudo": "ok" | "denied",           # denied: `sudo -n` wants a password
    "scale": 0.05,                     # a timer of N s fires after N*scale s
+   "change_delay": 0,                 # s a port shutdown takes
    "asn": 65100, "peers": {"10.0.0.1": "Established"}}
 
 The answers take the real tools' shapes (tests/switch_ssh/SOURCES.md):
@@ -180,6 +181,10 @@ def config():
                 % (ARGS[1], ARGS[1]),
                 2,
             )
+        if ARGS[1] == "shutdown":
+            # A change that takes a while (a busy switch): a controller can
+            # die while it is still being made.
+            time.sleep(float(CONFIG.get("change_delay", 0)))
         with State() as s:
             s["admin"][p] = ARGS[1] == "startup"
         return
@@ -445,6 +450,9 @@ def ip():
     changes = any(a in ("set", "add", "del", "delete") for a in ARGS[:3])
     if changes and not is_root():
         die("RTNETLINK answers: Operation not permitted", 2)
+    if changes and ARGS[-1:] == ["down"]:
+        # A change that takes a while (see config()).
+        time.sleep(float(CONFIG.get("change_delay", 0)))
     exec_real()
 
 
