@@ -178,6 +178,10 @@ pub struct NarrowArgs {
 pub struct PlanArgs {
     #[command(flatten)]
     pub input: InputArgs,
+    /// Plan a campaign (campaigns/*.yaml): several fabrics in one change
+    /// window; exit 2 when it does not fit, saying by how much and what would
+    #[arg(long, value_name = "FILE")]
+    pub campaign: Option<String>,
     #[command(flatten)]
     pub narrow: NarrowArgs,
     /// Print JSON instead of a table
@@ -199,6 +203,10 @@ pub enum ProgressMode {
 pub struct RunArgs {
     #[command(flatten)]
     pub input: InputArgs,
+    /// Run a campaign (campaigns/*.yaml): each fabric into its own run
+    /// directory under --out, one gate for all
+    #[arg(long, value_name = "FILE")]
+    pub campaign: Option<String>,
     #[command(flatten)]
     pub narrow: NarrowArgs,
     /// Run directory [default: reports/<suite>-<UTC time>]
@@ -436,7 +444,8 @@ Examples:
   rocegate run
   rocegate run -i inventory/lab.yaml -s suites/lab.yaml --out reports/night-1
   rocegate run --only rail-bw --nodes 'gpu[001-004]' --progress lines
-  rocegate run -i pod.yaml --deadline 4h --allow-disruptive";
+  rocegate run -i pod.yaml --deadline 4h --allow-disruptive
+  rocegate run --campaign campaigns/example.yaml --out reports/window-1";
 
     pub const VALIDATE: &str = "\
 Examples:
@@ -447,7 +456,8 @@ Examples:
 Examples:
   rocegate plan
   rocegate plan --only mesh-bw --exclude 'gpu[009-016]'
-  rocegate plan -i inventory/lab.yaml -s suites/lab.yaml --deadline 30m --json";
+  rocegate plan -i inventory/lab.yaml -s suites/lab.yaml --deadline 30m --json
+  rocegate plan --campaign campaigns/example.yaml";
 
     pub const REPORT: &str = "\
 Examples:

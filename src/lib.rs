@@ -7,6 +7,7 @@
 
 pub mod app;
 pub mod audit;
+pub mod campaign;
 pub mod cli;
 pub mod config;
 pub mod counters;

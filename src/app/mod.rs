@@ -175,6 +175,9 @@ pub fn check_deadline(plan: &Plan, deadline: Option<&str>) -> Result<(), AppErro
 }
 
 pub fn plan(args: &PlanArgs) -> Result<i32, AppError> {
+    if let Some(c) = &args.campaign {
+        return crate::campaign::plan(args, c);
+    }
     parse_deadline(args.narrow.deadline.as_deref())?;
     let i = inputs::load_seeded(
         args.input.inventory.as_deref(),
@@ -302,6 +305,9 @@ fn production_note(plan: &Plan, inv: &crate::config::model::Inventory) -> Option
 /// `rocegate run`: checked, the fabric held, recorded, run, finished
 /// (each step in [`session`]).
 pub fn run(a: &crate::cli::RunArgs) -> Result<i32, AppError> {
+    if let Some(c) = &a.campaign {
+        return crate::campaign::run::run(a, c);
+    }
     let mut session = session::Checked::new(a)?.hold()?.record()?;
     let ran = session.execute();
     session.finish(ran)
