@@ -116,10 +116,12 @@ impl Window {
         (start, deadline)
     }
 
-    /// The window's length, as a plan reads it.
+    /// The time a plan has: the whole window before it opens, what is
+    /// left of it once it has (zero once it has closed).
     pub fn length(&self) -> Duration {
-        let (s, d) = self.resolve(OffsetDateTime::now_utc());
-        (d - s).try_into().unwrap_or_default()
+        let now = OffsetDateTime::now_utc();
+        let (s, d) = self.resolve(now);
+        (d - s.max(now)).try_into().unwrap_or_default()
     }
 }
 
@@ -186,11 +188,8 @@ pub fn load(path: &str, seed: u64) -> Result<Campaign, AppError> {
         let inv = find(dir, &f.inventory, &format!("{at}.inventory"), &mut sink);
         let suite = find(dir, &f.suite, &format!("{at}.suite"), &mut sink);
         if let Some(b) = &f.baseline {
-            if b.trim().is_empty() {
-                sink.error(
-                    format!("{at}.baseline"),
-                    "empty: give a run directory, a baseline file or a fabric name in the baseline store, or leave the key out",
-                );
+            if let Err(why) = check_baseline(dir, b) {
+                sink.error(format!("{at}.baseline"), why);
             }
         }
         let (Some(inv), Some(suite)) = (inv, suite) else {
@@ -297,6 +296,50 @@ fn find(dir: &Path, given: &str, at: &str, sink: &mut Sink) -> Option<String> {
     None
 }
 
+/// The baseline is looked up the way `rocegate compare` will look it up
+/// after the run (a relative path next to the campaign file first), so a
+/// typo is refused now rather than at the end of the window.
+fn check_baseline(dir: &Path, b: &str) -> Result<(), String> {
+    if b.trim().is_empty() {
+        return Err("empty: give a run directory, a baseline file or a fabric name in the baseline store, or leave the key out".into());
+    }
+    let p = Path::new(b);
+    let mut candidates = vec![p.to_path_buf()];
+    if !p.is_absolute() && !dir.as_os_str().is_empty() {
+        candidates.insert(0, dir.join(p));
+    }
+    if candidates.iter().any(|c| c.exists()) {
+        return Ok(());
+    }
+    let store = crate::paths::state_base().map(|s| s.join("rocegate/baselines"));
+    if let Some(store) = &store {
+        if crate::paths::join_within(store, b)
+            .map(|d| d.join("baseline.json").is_file())
+            .unwrap_or(false)
+        {
+            return Ok(());
+        }
+    }
+    Err(format!(
+        "{} is neither a run directory, a baseline file nor a fabric with a baseline in {} (see `rocegate baseline list`)",
+        quote(b),
+        store
+            .map(|s| s.display().to_string())
+            .unwrap_or_else(|| "the baseline store".into())
+    ))
+}
+
+/// The baseline as `compare` is given it: the path found next to the
+/// campaign file, else as written.
+pub fn baseline_ref(campaign: &str, b: &str) -> String {
+    let dir = Path::new(campaign).parent().unwrap_or(Path::new(""));
+    let p = Path::new(b);
+    if !p.is_absolute() && !dir.as_os_str().is_empty() && dir.join(p).exists() {
+        return dir.join(p).to_string_lossy().into_owned();
+    }
+    b.to_string()
+}
+
 fn parse_time(s: &str) -> Option<OffsetDateTime> {
     OffsetDateTime::parse(s.trim(), &time::format_description::well_known::Rfc3339).ok()
 }
@@ -353,8 +396,8 @@ fn check_window(w: &WindowSpec, sink: &mut Sink) -> Option<Window> {
                 "window.deadline",
                 format!(
                     "{} is not after the start {}; write a later time, or a duration from the start such as 4h",
-                    crate::app::rfc3339(e),
-                    crate::app::rfc3339(s)
+                    at(e),
+                    at(s)
                 ),
             );
             return None;
@@ -363,7 +406,17 @@ fn check_window(w: &WindowSpec, sink: &mut Sink) -> Option<Window> {
     Some(Window { start, deadline })
 }
 
+/// An RFC 3339 time to the second, as campaign messages write times.
+pub fn at(t: OffsetDateTime) -> String {
+    crate::app::rfc3339(t.replace_nanosecond(0).unwrap_or(t))
+}
+
 /// `3h12m` etc.: one place that writes durations for campaign messages.
+/// Under a minute to a tenth of a second, else to the second.
 pub fn fmt(d: Duration) -> String {
-    format_duration(Duration::from_secs(d.as_secs()))
+    if d < Duration::from_secs(60) {
+        format_duration(Duration::from_millis((d.as_millis() / 100 * 100) as u64))
+    } else {
+        format_duration(Duration::from_secs(d.as_secs()))
+    }
 }

@@ -137,11 +137,13 @@ fn window_text(c: &Campaign) -> String {
     let len = fmt((d - s).try_into().unwrap_or_default());
     match c.window.start {
         Start::Now => format!("opens when the command starts, {len} long"),
-        Start::At(_) => format!(
-            "{} to {} ({len})",
-            crate::app::rfc3339(s),
-            crate::app::rfc3339(d)
+        Start::At(_) if s < now && now < d => format!(
+            "{} to {} ({len}), open now: {} left",
+            file::at(s),
+            file::at(d),
+            fmt(c.window.length())
         ),
+        Start::At(_) => format!("{} to {} ({len})", file::at(s), file::at(d)),
     }
 }
 
@@ -292,18 +294,17 @@ pub fn plan(args: &PlanArgs, path: &str) -> Result<i32, AppError> {
         out(&plan_text(&c, &p));
     }
     refused(&c)?;
+    let now = time::OffsetDateTime::now_utc();
+    let (_, d) = c.window.resolve(now);
+    if d <= now {
+        return Err(AppError::Input(format!(
+            "campaign {}: the window closed at {}; give the next window's start and deadline",
+            c.name,
+            file::at(d)
+        )));
+    }
     if let Some(msg) = no_fit(&c, &p) {
         return Err(AppError::Input(msg));
-    }
-    if let Start::At(_) = c.window.start {
-        let (_, d) = c.window.resolve(time::OffsetDateTime::now_utc());
-        if d <= time::OffsetDateTime::now_utc() {
-            return Err(AppError::Input(format!(
-                "campaign {}: the window closed at {}; give the next window's start and deadline",
-                c.name,
-                crate::app::rfc3339(d)
-            )));
-        }
     }
     Ok(PASS)
 }

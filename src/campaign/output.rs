@@ -241,7 +241,7 @@ pub fn terminal(o: &CampaignOutcome) -> String {
         o.exit_code
     );
     if o.interrupted {
-        t += "  interrupted: no fabric started after the signal; the runs in flight were stopped and healed their faults\n";
+        t += "  interrupted: no fabric started after the signal; the runs in flight were stopped, each healing its own faults (see below)\n";
     }
     if let Some(s) = &o.stopped {
         t += &format!("  stopped: {s}\n");

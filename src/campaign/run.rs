@@ -60,6 +60,8 @@ struct Driver<'a> {
     conflicts: Vec<Vec<bool>>,
     wall0: Instant,
     start_abs: OffsetDateTime,
+    /// When the window opened (before `start_abs` when started late).
+    window_start: OffsetDateTime,
     deadline: OffsetDateTime,
     /// The latest end, on the campaign clock, of a finished fabric.
     clock: Duration,
@@ -111,7 +113,7 @@ pub fn run(a: &RunArgs, path: &str) -> Result<i32, AppError> {
         return Err(AppError::Input(format!(
             "campaign {}: the window opens at {} (in {}): start the campaign then; `rocegate plan --campaign {path}` checks it now",
             c.name,
-            crate::app::rfc3339(start_abs),
+            super::file::at(start_abs),
             fmt(wait)
         )));
     }
@@ -139,6 +141,7 @@ pub fn run(a: &RunArgs, path: &str) -> Result<i32, AppError> {
         conflicts: p.conflicts,
         wall0: Instant::now(),
         start_abs: now,
+        window_start: start_abs,
         deadline,
         clock: Duration::ZERO,
         measured_sum: 0.0,
@@ -148,7 +151,7 @@ pub fn run(a: &RunArgs, path: &str) -> Result<i32, AppError> {
         no_more: false,
     };
     d.drive(&signalled);
-    let outcome = d.outcome(start_abs);
+    let outcome = d.outcome();
     if let Err(e) = output::write(&d.dir, &outcome) {
         eprintln!("rocegate: {e}");
         super::out(&output::terminal(&outcome));
@@ -348,7 +351,7 @@ impl Driver<'_> {
             if failed && !self.interrupted && status != Status::Interrupted {
                 self.apply_policy(&name, status);
             }
-            let snapshot = self.outcome(self.start_abs);
+            let snapshot = self.outcome();
             if let Err(e) = output::write(&self.dir, &snapshot) {
                 eprintln!("rocegate: {e}");
             }
@@ -421,16 +424,23 @@ impl Driver<'_> {
                 let reason = if left.is_zero() {
                     format!(
                         "skipped: the deadline {} has passed",
-                        crate::app::rfc3339(self.deadline)
+                        super::file::at(self.deadline)
                     )
                 } else {
+                    let basis = if self.estimated_sum > 0.0 {
+                        format!(
+                            "{} scaled by {:.2}, measured/estimated of the fabrics finished so far",
+                            fmt(f.plan.estimate),
+                            self.ratio()
+                        )
+                    } else {
+                        "the plan's estimate; no fabric has finished to scale it by".to_string()
+                    };
                     format!(
-                        "skipped: estimated {} ({} scaled by {:.2}, measured/estimated of the fabrics finished so far) but only {} left before the deadline {}",
+                        "skipped: estimated {} ({basis}) but only {} left before the deadline {}",
                         fmt(scaled),
-                        fmt(f.plan.estimate),
-                        self.ratio(),
                         fmt(left),
-                        crate::app::rfc3339(self.deadline)
+                        super::file::at(self.deadline)
                     )
                 };
                 super::out(&format!("campaign: {} {reason}\n", f.name));
@@ -565,8 +575,8 @@ impl Driver<'_> {
         o.measured_s = Some(measured.as_secs_f64());
         o.measured_over_estimate =
             Some(measured.as_secs_f64() / f.plan.estimate.as_secs_f64().max(1e-9));
-        o.started_at = Some(crate::app::rfc3339(r.started_at));
-        o.ended_at = Some(crate::app::rfc3339(OffsetDateTime::now_utc()));
+        o.started_at = Some(super::file::at(r.started_at));
+        o.ended_at = Some(super::file::at(OffsetDateTime::now_utc()));
         if run_dir.join("results.jsonl").is_file() {
             o.run_dir = Some(f.name.clone());
         }
@@ -626,7 +636,7 @@ impl Driver<'_> {
             self.measured_sum += measured.as_secs_f64();
             self.estimated_sum += f.plan.estimate.as_secs_f64();
             if let Some(b) = &f.baseline {
-                let cmp = self.compare(b, &run_dir);
+                let cmp = self.compare(b, &super::file::baseline_ref(&self.c.path, b), &run_dir);
                 match cmp.result.as_str() {
                     "regressed" => {
                         exit = exit.max(GATE_FAILED);
@@ -656,10 +666,10 @@ impl Driver<'_> {
     }
 
     /// `rocegate compare BASELINE RUN --json`, as an operator would run it.
-    fn compare(&self, reference: &str, run_dir: &Path) -> BaselineOutcome {
+    fn compare(&self, reference: &str, path: &str, run_dir: &Path) -> BaselineOutcome {
         let out = Command::new(&self.bin)
             .arg("compare")
-            .arg(reference)
+            .arg(path)
             .arg(run_dir)
             .arg("--json")
             .stdin(Stdio::null())
@@ -710,7 +720,7 @@ impl Driver<'_> {
         b
     }
 
-    fn outcome(&self, window_start: OffsetDateTime) -> CampaignOutcome {
+    fn outcome(&self) -> CampaignOutcome {
         let fabrics: Vec<FabricOutcome> = self
             .states
             .iter()
@@ -728,12 +738,12 @@ impl Driver<'_> {
             campaign: self.c.name.clone(),
             file: self.c.path.clone(),
             dir: self.dir.display().to_string(),
-            window_start: crate::app::rfc3339(window_start),
-            deadline: crate::app::rfc3339(self.deadline),
+            window_start: super::file::at(self.window_start),
+            deadline: super::file::at(self.deadline),
             parallel: self.c.parallel,
             on_failure: self.c.policy.name(),
-            started_at: crate::app::rfc3339(self.start_abs),
-            ended_at: crate::app::rfc3339(OffsetDateTime::now_utc()),
+            started_at: super::file::at(self.start_abs),
+            ended_at: super::file::at(OffsetDateTime::now_utc()),
             interrupted: self.interrupted,
             stopped: self.stopped.clone(),
             gate: FabricOutcome::gate_of(exit),
