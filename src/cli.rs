@@ -228,6 +228,8 @@ pub struct RunArgs {
     /// full with its evidence [default: the first 20 lines, grouped by test]
     #[arg(long, short = 'v')]
     pub verbose: bool,
+    #[command(flatten)]
+    pub export: ExportArgs,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -253,6 +255,22 @@ pub struct ReportArgs {
     /// evidence [default: the first 20 lines, grouped by test]
     #[arg(long, short = 'v')]
     pub verbose: bool,
+    #[command(flatten)]
+    pub export: ExportArgs,
+}
+
+/// Where a run's metrics go, besides the run directory (`run` and `report`).
+#[derive(Debug, Args, Clone, Default)]
+pub struct ExportArgs {
+    /// Write the run's metrics as Prometheus text to
+    /// DIR/rocegate_<fabric>_<suite>.prom (for node_exporter's textfile
+    /// collector; replaced by each run of that fabric and suite)
+    #[arg(long, value_name = "DIR")]
+    pub metrics_dir: Option<String>,
+    /// Also PUT them to this Pushgateway (http://host:9091), grouped by
+    /// fabric and suite; a failed push is reported and does not change the gate
+    #[arg(long, value_name = "URL")]
+    pub pushgateway: Option<String>,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -336,7 +336,40 @@ pub fn report(a: &crate::cli::ReportArgs) -> Result<i32, AppError> {
     }
     out(&terminal::body(&records, &dir_s, a.verbose));
     out(&terminal::reports_text(&dir_s, Some(records.len())));
+    write_exports(dir, &records, &a.export);
     Ok(terminal::exit_code(&records))
+}
+
+/// What `run` and `report` write besides the reports, all from the event
+/// log: actions.json and actions.sh for a failed gate (removed otherwise),
+/// the metrics file under `--metrics-dir`, the push to `--pushgateway`.
+/// Each failure is said on stderr, naming the file or URL, and leaves the
+/// gate and the exit code as they are.
+pub(crate) fn write_exports(
+    dir: &std::path::Path,
+    records: &[crate::report::events::Record],
+    export: &crate::cli::ExportArgs,
+) {
+    match crate::report::actions::write(dir, records) {
+        Ok(files) => {
+            for f in files {
+                out(&format!("  actions        {f}\n"));
+            }
+        }
+        Err(e) => eprintln!("rocegate: {e}"),
+    }
+    if let Some(m) = &export.metrics_dir {
+        match crate::report::metrics::write(std::path::Path::new(m), records) {
+            Ok(p) => out(&format!("  metrics        {}\n", p.display())),
+            Err(e) => eprintln!("rocegate: {e}"),
+        }
+    }
+    if let Some(url) = &export.pushgateway {
+        match crate::report::metrics::push(url, records) {
+            Ok(to) => out(&format!("  pushed         {to}\n")),
+            Err(e) => eprintln!("rocegate: {e} (the gate is unchanged)"),
+        }
+    }
 }
 
 /// The run's verdicts judged again from its samples and findings, with the

@@ -325,6 +325,7 @@ impl Session<'_> {
                 out(&terminal::gate_text(records));
                 out(&terminal::body(records, &dir_s, verbose));
                 out(&terminal::reports_text(&dir_s, None));
+                super::write_exports(&dir, records, &held.checked.args.export);
                 code
             }
             Err(e) => {

@@ -418,7 +418,7 @@ pub fn render_within(records: &[Record], budget: usize) -> Exposition {
 
     let (nic_counters, port_counters) = counter_deltas(records);
     let mut ncf = Family::new(
-        "rocegate_nic_counter_delta",
+        "rocegate_nic_increase",
         "gauge",
         3,
         "Per host device and canonical counter, the increase summed over the run's counter windows (priorities and queues summed; resets and saturated windows left out).",
@@ -435,7 +435,7 @@ pub fn render_within(records: &[Record], budget: usize) -> Exposition {
     }
     fams.push(ncf);
     let mut pcf = Family::new(
-        "rocegate_switch_port_counter_delta",
+        "rocegate_switch_port_increase",
         "gauge",
         4,
         "Per switch port and canonical counter, the increase summed over the run's counter windows (priorities and queues summed; resets and saturated windows left out).",
@@ -852,7 +852,7 @@ mod tests {
         assert!(t.contains("node=\"n1\",device=\"eth0\",counter=\"rx_bytes\"} 150\n"));
         assert!(t.contains("node=\"n1\",device=\"eth0\",counter=\"pfc_pause_rx\"} 4\n"));
         assert!(!t.contains("crc_errors") && !t.contains("buffer_watermark"));
-        assert!(t.contains("rocegate_switch_port_counter_delta{fabric=\"pod \\\"a\\\"\",suite=\"acceptance\",switch=\"leaf\",port=\"swp1\",counter=\"drops\"} 8\n"));
+        assert!(t.contains("rocegate_switch_port_increase{fabric=\"pod \\\"a\\\"\",suite=\"acceptance\",switch=\"leaf\",port=\"swp1\",counter=\"drops\"} 8\n"));
         assert!(t.contains("fault=\"link flap n1:mlx5_0\"} 2.5\n"));
         assert!(t.contains("rocegate_metrics_dropped_series_total{fabric=\"pod \\\"a\\\"\",suite=\"acceptance\"} 0\n"));
         // Every family has its HELP and TYPE, once, before its series; no timestamps.
@@ -877,21 +877,21 @@ mod tests {
         let r = records();
         let full = render_within(&r, usize::MAX);
         let all = full.series;
-        let ports = lines_of(&full.text, "rocegate_switch_port_counter_delta").len();
-        let nics = lines_of(&full.text, "rocegate_nic_counter_delta").len();
+        let ports = lines_of(&full.text, "rocegate_switch_port_increase").len();
+        let nics = lines_of(&full.text, "rocegate_nic_increase").len();
         assert_eq!((ports, nics), (1, 2));
         // One over: the switch-port counters go, nothing else.
         let e = render_within(&r, all - 1);
         assert_eq!(e.dropped, ports);
-        assert!(lines_of(&e.text, "rocegate_switch_port_counter_delta").is_empty());
-        assert_eq!(lines_of(&e.text, "rocegate_nic_counter_delta").len(), nics);
+        assert!(lines_of(&e.text, "rocegate_switch_port_increase").is_empty());
+        assert_eq!(lines_of(&e.text, "rocegate_nic_increase").len(), nics);
         assert!(e.text.contains(&format!("rocegate_metrics_dropped_series_total{{fabric=\"pod \\\"a\\\"\",suite=\"acceptance\"}} {ports}\n")));
         assert_eq!(e.series + e.dropped, all);
         assert!(e.series <= all - 1);
         // No budget at all: only what is never dropped remains.
         let z = render_within(&r, 0);
         for f in [
-            "rocegate_nic_counter_delta",
+            "rocegate_nic_increase",
             "rocegate_nic_result",
             "rocegate_nic_failed_results",
             "rocegate_suspect_score",
