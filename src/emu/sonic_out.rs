@@ -1,9 +1,9 @@
 //! What an emulated SONiC switch prints for the command lines the `sonic`
-//! platform sends (`switch::sonic`): its counter reads in their resolver
-//! script (`RESOLVE`: the port named or aliased `etpN`, one ASIC) —
-//! `portstat -r -i PORT`, `pfcstat -s all`, `queuestat -p PORT`, the
-//! persistent PG and unicast queue watermarks, `pfcwd show stats -e
-//! PORT:Q…`, `wredstat -p PORT`, `show interfaces flap PORT` — the
+//! platform sends (`switch::sonic`): its counter reads, each of every port
+//! (`portstat -r`, `pfcstat -s all`, `queuestat`, the persistent PG and
+//! unicast queue watermarks, `pfcwd show stats -e`, `wredstat`, `show
+//! interfaces flap`; after `show interfaces alias` for a port named by its
+//! `etpN` alias), the
 //! CONFIG_DB dump (`sonic-cfggen -d
 //! --print-data`), `show interfaces status`, `/etc/sonic/sonic_version.yml`,
 //! lldpd in its container (`docker exec lldp lldpctl -f json0`) and the
@@ -40,7 +40,7 @@ use crate::config::model::{Inventory, SwitchId};
 
 use crate::config::model::End;
 use crate::switch::fault::{Action, Driver};
-use crate::switch::sonic::platform::{is_port_name, unresolve};
+use crate::switch::sonic::platform::{is_port_name, WITH_ALIASES};
 use crate::switch::sonic::Sonic;
 use crate::switch::Query;
 
@@ -60,24 +60,27 @@ const SONIC_VERSION: &str = "SONiC.202505.1-b7d2c5e1";
 /// A read of the sonic platform, resolved to what it reads.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Read {
-    /// `portstat -r -i PORT`: one port's row.
-    Portstat(usize),
+    /// `portstat -r [-i PORT]`: the ports' rows (every port without `-i`).
+    Portstat(Vec<usize>),
     /// `pfcstat -s all`: every port of the switch.
     Pfcstat,
-    /// `queuestat -p PORT`.
-    Queuestat(usize),
+    /// `queuestat [-p PORT]`.
+    Queuestat(Vec<usize>),
     /// `watermarkstat -p -t pg_shared` (`true`) or `q_shared_uni`: every
     /// port of the switch.
     Watermark { pg: bool },
-    /// `pfcwd show stats -e PORT:Q …`: the named queues that exist.
+    /// `pfcwd show stats -e [PORT:Q …]`: the named queues that exist, or
+    /// every watched queue.
     Pfcwd(Vec<(usize, usize)>),
-    /// `wredstat -p PORT`.
-    Wred(usize),
-    /// `show interfaces flap PORT`.
-    Flap(usize),
-    /// A read in the platform's resolver script: `@@port NAME`, then the
-    /// read's output.
-    Resolved { port: usize, read: Box<Read> },
+    /// `wredstat [-p PORT]`.
+    Wred(Vec<usize>),
+    /// `show interfaces flap [PORT]`.
+    Flap(Vec<usize>),
+    /// A read after SONiC's alias table (the platform's `WITH_ALIASES`):
+    /// the table, the marker, then the read's output.
+    Aliased(Box<Read>),
+    /// `show interfaces alias`: every port's name and alias.
+    Aliases,
     /// `sonic-cfggen -d --print-data`.
     ConfigDb,
     /// `show interfaces status`.
@@ -148,38 +151,24 @@ pub fn parse(inv: &Inventory, world: &World, s: SwitchId, argv: &[String]) -> Op
     if let Some(read) = prior(world, s, argv) {
         return Some(Parsed::Probe(Probe::Sonic(s, read)));
     }
-    if let Some((name, _where, tool)) = unresolve(argv) {
-        // One ASIC: the script's namespace walk finds nothing to walk.
-        let Some(p) = named(world, s, name) else {
-            return Some(done(
-                String::new(),
-                format!("rocegate: {name} is neither a port nor a port alias of this switch (show interfaces alias)\n"),
-                3,
-            ));
-        };
-        let real = world.port_cfg[p].name.clone();
-        let inner: Vec<String> = tool.iter().map(|a| a.replace("@PORT@", &real)).collect();
-        if inner.first().is_some_and(|t| t == "sh") {
-            return None;
+    if let [sh, c, script, tag, tool @ ..] = argv {
+        if sh == "sh" && c == "-c" && script == WITH_ALIASES && tag == "rocegate" {
+            return match parse(inv, world, s, tool) {
+                Some(Parsed::Probe(Probe::Sonic(_, read))) => Some(Parsed::Probe(Probe::Sonic(
+                    s,
+                    Read::Aliased(Box::new(read)),
+                ))),
+                Some(other) => Some(other),
+                None => Some(done(
+                    String::new(),
+                    format!(
+                        "sh: 1: exec: {}: not found\n",
+                        tool.first().map_or("", String::as_str)
+                    ),
+                    127,
+                )),
+            };
         }
-        return match parse(inv, world, s, &inner) {
-            Some(Parsed::Probe(Probe::Sonic(_, read))) => Some(Parsed::Probe(Probe::Sonic(
-                s,
-                Read::Resolved {
-                    port: p,
-                    read: Box::new(read),
-                },
-            ))),
-            Some(other) => Some(other),
-            None => Some(done(
-                String::new(),
-                format!(
-                    "rocegate: {} is not available on this SONiC image\n",
-                    inner.first().map_or("", String::as_str)
-                ),
-                127,
-            )),
-        };
     }
     let w: Vec<&str> = argv.iter().map(String::as_str).collect();
     // portstat's and queuestat's answer to a port the switch does not have.
@@ -191,18 +180,27 @@ pub fn parse(inv: &Inventory, world: &World, s: SwitchId, argv: &[String]) -> Op
         Some(done(String::new(), text, 1))
     };
     let read = match w.as_slice() {
+        ["portstat", "-r"] => Read::Portstat(ports(world, s)),
         ["portstat", "-r", "-i", x] | ["portstat", "-i", x, "-r"] => match port(world, s, x) {
-            Some(p) => Read::Portstat(p),
+            Some(p) => Read::Portstat(vec![p]),
             None => return unknown("portstat", x),
         },
         ["pfcstat", "-s", "all"] | ["pfcstat"] => Read::Pfcstat,
+        ["queuestat"] => Read::Queuestat(ports(world, s)),
         ["queuestat", "-p", x] => match port(world, s, x) {
-            Some(p) => Read::Queuestat(p),
+            Some(p) => Read::Queuestat(vec![p]),
             None => return unknown("queuestat", x),
         },
         ["watermarkstat", "-p", "-t", t @ ("pg_shared" | "q_shared_uni")] => Read::Watermark {
             pg: *t == "pg_shared",
         },
+        ["pfcwd", "show", "stats", "-e"] => Read::Pfcwd(
+            ports(world, s)
+                .into_iter()
+                .flat_map(|p| (0..8).map(move |q| (p, q)))
+                .filter(|&(p, q)| world.port_cfg[p].pfc[q])
+                .collect(),
+        ),
         ["pfcwd", "show", "stats", "-e", queues @ ..] => Read::Pfcwd(
             queues
                 .iter()
@@ -213,12 +211,15 @@ pub fn parse(inv: &Inventory, world: &World, s: SwitchId, argv: &[String]) -> Op
                 })
                 .collect(),
         ),
+        ["wredstat"] => Read::Wred(ports(world, s)),
         ["wredstat", "-p", x] => match port(world, s, x) {
-            Some(p) => Read::Wred(p),
+            Some(p) => Read::Wred(vec![p]),
             None => return unknown("wredstat", x),
         },
+        ["show", "interfaces", "flap"] => Read::Flap(ports(world, s)),
+        ["show", "interfaces", "alias"] => Read::Aliases,
         ["show", "interfaces", "flap", x] => match port(world, s, x) {
-            Some(p) => Read::Flap(p),
+            Some(p) => Read::Flap(vec![p]),
             // click's `ctx.fail`.
             None => {
                 return Some(done(
@@ -323,32 +324,48 @@ fn state(world: &World, p: usize) -> &'static str {
     }
 }
 
-fn portstat(world: &World, p: usize) -> String {
-    let c = &world.port[p];
-    let drops: f64 = c.tc_drops.iter().sum();
+fn portstat(world: &World, ps: &[usize]) -> String {
     let na = || "N/A".to_string();
+    let rows: Vec<Vec<String>> = ps
+        .iter()
+        .map(|&p| {
+            let c = &world.port[p];
+            let drops: f64 = c.tc_drops.iter().sum();
+            vec![
+                world.port_cfg[p].name.clone(),
+                state(world, p).into(),
+                comma(c.rx_packets),
+                na(),
+                na(),
+                comma(c.rx_crc_errors),
+                "0".into(),
+                "0".into(),
+                comma(c.tx_packets),
+                na(),
+                na(),
+                "0".into(),
+                comma(drops),
+                "0".into(),
+            ]
+        })
+        .collect();
     tabulate(
         &[
             "IFACE", "STATE", "RX_OK", "RX_BPS", "RX_UTIL", "RX_ERR", "RX_DRP", "RX_OVR", "TX_OK",
             "TX_BPS", "TX_UTIL", "TX_ERR", "TX_DRP", "TX_OVR",
         ],
-        &[vec![
-            world.port_cfg[p].name.clone(),
-            state(world, p).into(),
-            comma(c.rx_packets),
-            na(),
-            na(),
-            comma(c.rx_crc_errors),
-            "0".into(),
-            "0".into(),
-            comma(c.tx_packets),
-            na(),
-            na(),
-            "0".into(),
-            comma(drops),
-            "0".into(),
-        ]],
+        &rows,
     )
+}
+
+/// `show interfaces alias`: each port's name and its `etpN` alias.
+fn aliases(world: &World, s: SwitchId) -> String {
+    let rows: Vec<Vec<String>> = ports(world, s)
+        .iter()
+        .enumerate()
+        .map(|(k, &p)| vec![world.port_cfg[p].name.clone(), format!("etp{}", k + 1)])
+        .collect();
+    tabulate(&["Name", "Alias"], &rows)
 }
 
 fn pfcstat(world: &World, s: SwitchId) -> String {
@@ -375,11 +392,13 @@ fn pfcstat(world: &World, s: SwitchId) -> String {
     format!("{}\n{}", table("Port Rx", true), table("Port Tx", false))
 }
 
-fn queuestat(world: &World, p: usize) -> String {
-    let c = &world.port[p];
-    let name = &world.port_cfg[p].name;
-    let rows: Vec<Vec<String>> = (0..8)
-        .map(|q| {
+fn queuestat(world: &World, ps: &[usize]) -> String {
+    let rows: Vec<Vec<String>> = ps
+        .iter()
+        .flat_map(|&p| (0..8).map(move |q| (p, q)))
+        .map(|(p, q)| {
+            let c = &world.port[p];
+            let name = &world.port_cfg[p].name;
             vec![
                 name.clone(),
                 format!("UC{q}"),
@@ -469,11 +488,13 @@ fn pfcwd(world: &World, queues: &[(usize, usize)]) -> String {
 }
 
 /// `wredstat -p PORT`: ECN marks per unicast queue from the model.
-fn wredstat(world: &World, p: usize) -> String {
-    let c = &world.port[p];
-    let name = &world.port_cfg[p].name;
-    let rows: Vec<Vec<String>> = (0..8)
-        .map(|q| {
+fn wredstat(world: &World, ps: &[usize]) -> String {
+    let rows: Vec<Vec<String>> = ps
+        .iter()
+        .flat_map(|&p| (0..8).map(move |q| (p, q)))
+        .map(|(p, q)| {
+            let c = &world.port[p];
+            let name = &world.port_cfg[p].name;
             vec![
                 name.clone(),
                 format!("UC{q}"),
@@ -502,10 +523,27 @@ fn wredstat(world: &World, p: usize) -> String {
 
 /// `show interfaces flap PORT`: orchagent's flap count from the model's
 /// link-downs (see the module's comment).
-fn flap(world: &World, p: usize) -> String {
-    let c = &world.port_cfg[p];
-    let changes = 2 * count(world.port[p].link_down_events) + u64::from(c.link_up);
+fn flap(world: &World, ps: &[usize]) -> String {
     let cap = |b: bool| if b { "Up" } else { "Down" };
+    let rows: Vec<Vec<String>> = ps
+        .iter()
+        .map(|&p| {
+            let c = &world.port_cfg[p];
+            let changes = 2 * count(world.port[p].link_down_events) + u64::from(c.link_up);
+            vec![
+                c.name.clone(),
+                if changes == 0 {
+                    "Never".into()
+                } else {
+                    changes.to_string()
+                },
+                cap(c.admin_up).into(),
+                cap(c.admin_up && c.link_up).into(),
+                "N/A".into(),
+                "N/A".into(),
+            ]
+        })
+        .collect();
     tabulate(
         &[
             "Interface",
@@ -515,18 +553,7 @@ fn flap(world: &World, p: usize) -> String {
             "Link Down TimeStamp(UTC)",
             "Link Up TimeStamp(UTC)",
         ],
-        &[vec![
-            c.name.clone(),
-            if changes == 0 {
-                "Never".into()
-            } else {
-                changes.to_string()
-            },
-            cap(c.admin_up).into(),
-            cap(c.admin_up && c.link_up).into(),
-            "N/A".into(),
-            "N/A".into(),
-        ]],
+        &rows,
     )
 }
 
@@ -786,16 +813,17 @@ fn version(inv: &Inventory) -> String {
 /// What a read prints, from the model as it is now.
 pub fn answer(inv: &Inventory, fabric: &Fabric, world: &World, s: SwitchId, read: &Read) -> String {
     match read {
-        Read::Portstat(p) => portstat(world, *p),
+        Read::Portstat(ps) => portstat(world, ps),
         Read::Pfcstat => pfcstat(world, s),
-        Read::Queuestat(p) => queuestat(world, *p),
+        Read::Queuestat(ps) => queuestat(world, ps),
         Read::Watermark { pg } => watermark(world, s, *pg),
         Read::Pfcwd(queues) => pfcwd(world, queues),
-        Read::Wred(p) => wredstat(world, *p),
-        Read::Flap(p) => flap(world, *p),
-        Read::Resolved { port, read } => format!(
-            "@@port {}\n{}",
-            world.port_cfg[*port].name,
+        Read::Wred(ps) => wredstat(world, ps),
+        Read::Flap(ps) => flap(world, ps),
+        Read::Aliases => aliases(world, s),
+        Read::Aliased(read) => format!(
+            "{}@@rocegate-counters\n{}",
+            aliases(world, s),
             answer(inv, fabric, world, s, read)
         ),
         Read::ConfigDb => config_db(inv, world, s),

@@ -81,7 +81,7 @@ fn counters(o: &InvocationOutput, port: &str) -> Vec<Reading> {
         .zip(&qs)
         .flat_map(|(a, q)| {
             assert_eq!(a.exit, Some(0), "{}: {}", q.display(), a.text);
-            p.parse_counters(q, a)
+            p.parse_counters("", q, a)
                 .unwrap_or_else(|e| panic!("{}: {e}\n{}", q.display(), a.text))
         })
         .collect()

@@ -103,7 +103,7 @@ fn counters(p: &dyn Platform, o: &InvocationOutput, port: &str) -> Vec<Vec<Readi
         .zip(&qs)
         .map(|(a, q)| {
             assert_eq!(a.exit, Some(0), "{}: {}", q.display(), a.text);
-            p.parse_counters(q, a)
+            p.parse_counters("", q, a)
                 .unwrap_or_else(|e| panic!("{}: {e}\n{}", q.display(), a.text))
         })
         .collect()

@@ -69,7 +69,7 @@ fn counters(p: &dyn Platform, o: &InvocationOutput, port: &str) -> Vec<Vec<Readi
         .zip(&qs)
         .map(|(a, q)| {
             assert_eq!(a.exit, Some(0), "{}: {}", q.display(), a.text);
-            p.parse_counters(q, a)
+            p.parse_counters("", q, a)
                 .unwrap_or_else(|e| panic!("{}: {e}\n{}", q.display(), a.text))
         })
         .collect()
@@ -124,8 +124,8 @@ fn cumulus_counters_are_the_models_through_the_platforms_parsers() {
     }]);
     let a = answers(&bad, &out[0][0]);
     assert_eq!(a[0].exit, Some(1));
-    assert!(p.parse_counters(&bad[0], &a[0]).is_err());
-    assert!(p.parse_counters(&bad[1], &a[1]).is_err());
+    assert!(p.parse_counters("", &bad[0], &a[0]).is_err());
+    assert!(p.parse_counters("", &bad[1], &a[1]).is_err());
 }
 
 /// The audit's reads (the link per port, the release) and LLDP through

@@ -46,14 +46,17 @@ impl Source {
         }
     }
 
+    /// Reads `text`, the output read for `device`.
     fn parse(
         &self,
+        device: &str,
         text: &str,
     ) -> Result<Vec<crate::counters::Reading>, crate::counters::ParseError> {
         match self {
             Source::NicStats => host::parse_ethtool_stats(text),
             Source::NicSysfs => host::parse_sysfs_counters(text).map(|(_, r)| r),
             Source::Port(p, q) => p.parse_counters(
+                device,
                 q,
                 &Answer {
                     exit: Some(0),
@@ -65,14 +68,24 @@ impl Source {
 }
 
 /// A switch's queries, when every part of a host's read is one (the host
-/// is a switch).
-fn switch_queries(what: &[(Source, String)]) -> Option<Vec<Query>> {
-    what.iter()
-        .map(|(s, _)| match s {
-            Source::Port(_, q) => Some(q.clone()),
-            _ => None,
-        })
-        .collect()
+/// is a switch): each different query once, and for each part the index
+/// of its query. A read that prints every port (SONiC's `pfcstat -s all`)
+/// is asked once per switch however many of its ports a snapshot reads.
+fn switch_queries(what: &[(Source, String)]) -> Option<(Vec<Query>, Vec<usize>)> {
+    let mut unique: Vec<Query> = Vec::new();
+    let mut at = Vec::with_capacity(what.len());
+    for (s, _) in what {
+        let Source::Port(_, q) = s else { return None };
+        let k = match unique.iter().position(|u| u == q) {
+            Some(k) => k,
+            None => {
+                unique.push(q.clone());
+                unique.len() - 1
+            }
+        };
+        at.push(k);
+    }
+    Some((unique, at))
 }
 
 /// The sampler's step for one round, and what each invocation reads.
@@ -211,7 +224,7 @@ fn build(hosts: Vec<HostReads>, ats: impl Iterator<Item = Duration>) -> SamplerP
     for at in ats {
         for (host, what, argvs) in &hosts {
             // A switch's reads go as its platform asks them, in one round trip.
-            invocations.push(if let Some(queries) = switch_queries(what) {
+            invocations.push(if let Some((queries, _)) = switch_queries(what) {
                 switch::invocation(host, &queries, READ_TIMEOUT, at)
             } else {
                 Invocation {
@@ -243,8 +256,11 @@ impl SamplerPlan {
     ) -> Vec<CounterRecord> {
         let mut recs = Vec::new();
         for ((host, what), o) in self.reads.iter().zip(outs) {
-            let parts: Vec<Answer> = if let Some(queries) = switch_queries(what) {
-                switch::answers(&queries, o)
+            let parts: Vec<Answer> = if let Some((queries, at)) = switch_queries(what) {
+                let answers = switch::answers(&queries, o);
+                at.iter()
+                    .map(|&k| answers.get(k).cloned().unwrap_or_default())
+                    .collect()
             } else {
                 split(&o.stdout, what.len())
                     .into_iter()
@@ -261,7 +277,7 @@ impl SamplerPlan {
                         Vec::new(),
                         Some(format!("{host}: {source} {device} not read: {f}")),
                     ),
-                    (None, Some(0)) => match src.parse(&part.text) {
+                    (None, Some(0)) => match src.parse(device, &part.text) {
                         Ok(r) => (r, None),
                         Err(e) => (
                             Vec::new(),
@@ -294,5 +310,40 @@ impl SamplerPlan {
         }
         recs.sort_by(|a, b| a.snapshot.t_s.total_cmp(&b.snapshot.t_s));
         recs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::inventory::SwitchDriver;
+
+    fn parts(driver: SwitchDriver, ports: &[&str]) -> Vec<(Source, String)> {
+        let p = switch::platform(driver);
+        ports
+            .iter()
+            .flat_map(|port| {
+                p.counter_queries(port)
+                    .into_iter()
+                    .map(move |q| (Source::Port(p, q), port.to_string()))
+            })
+            .collect()
+    }
+
+    /// SONiC's reads print every port: two ports share each, so the switch
+    /// is asked each once and both ports read the one answer. Per-port
+    /// reads (linux) stay one per port.
+    #[test]
+    fn a_read_that_prints_every_port_is_asked_once_per_switch() {
+        let what = parts(SwitchDriver::Sonic, &["Ethernet0", "Ethernet8"]);
+        let (unique, at) = switch_queries(&what).unwrap();
+        let n = unique.len();
+        assert_eq!(at.len(), 2 * n);
+        assert_eq!(at[..n], at[n..]);
+        let what = parts(SwitchDriver::Linux, &["swp1", "swp2"]);
+        let (unique, at) = switch_queries(&what).unwrap();
+        assert_eq!(unique.len(), at.len());
+        // A node's reads are no switch's.
+        assert!(switch_queries(&[(Source::NicStats, "rdma0".into())]).is_none());
     }
 }

@@ -415,7 +415,7 @@ mod tests {
         let a = answers(&refs, &out);
         assert_eq!(a.len(), 3);
         assert!(a.iter().all(|a| a.exit == Some(0)), "{a:?}");
-        let r = eos.parse_counters(&qs[0], &a[0]).unwrap();
+        let r = eos.parse_counters("", &qs[0], &a[0]).unwrap();
         assert!(r.iter().any(|r| r.vendor == "fcsErrors"), "{r:?}");
         assert_eq!(
             eos.counter_source(&qs[0]),

@@ -167,9 +167,12 @@ pub trait Platform: Sync {
     /// expects their answers.
     fn counter_queries(&self, port: &str) -> Vec<Query>;
 
-    /// Reads one answer of [`Platform::counter_queries`]. Only called with an
-    /// answer that exited 0; the caller reports the others.
-    fn parse_counters(&self, q: &Query, a: &Answer) -> Result<Vec<Reading>, ParseError>;
+    /// Reads one answer of [`Platform::counter_queries`] for `port` (the
+    /// port the queries were built for: a read of every port, which several
+    /// ports' queries share, is asked once and read once per port). Only
+    /// called with an answer that exited 0; the caller reports the others.
+    fn parse_counters(&self, port: &str, q: &Query, a: &Answer)
+        -> Result<Vec<Reading>, ParseError>;
 
     /// The tool a counter query reads, as recorded in a snapshot's `source`
     /// (`ethtool -S`, `tc -s -d qdisc`): stable across ports.

@@ -189,7 +189,7 @@ fn rmon_counters_read_into_canonical_names() {
         {"rmonDot3Stats": {"attributes": {"fCSErrors": "7", "symbolErrors": "1", "alignmentErrors": "0"}}}]}));
     let q = &Aci.counter_queries("Eth1/1")[0];
     assert!(cmds(q)[0].contains("sys/phys-[eth1/1].json?query-target=children"));
-    let r = Aci.parse_counters(q, &a).unwrap();
+    let r = Aci.parse_counters("", q, &a).unwrap();
     let v = |c: Canonical| r.iter().find(|x| x.canonical == c).map(|x| x.value);
     assert_eq!(v(Canonical::RxBytes), Some(123_456));
     assert_eq!(v(Canonical::TxBytes), Some(654_321));
@@ -197,7 +197,7 @@ fn rmon_counters_read_into_canonical_names() {
     assert_eq!(v(Canonical::Drops), Some(0));
     assert_eq!(v(Canonical::Discards), Some(2));
     assert_eq!(v(Canonical::PfcPauseRx), None);
-    assert!(Aci.parse_counters(q, &ok(json!({"nope": 1}))).is_err());
+    assert!(Aci.parse_counters("", q, &ok(json!({"nope": 1}))).is_err());
 }
 
 #[test]
@@ -364,7 +364,7 @@ fn drop_statistics_and_per_class_counters() {
         {"eqptIngrDropPkts5min": {"attributes": {"bufferCum": "12", "errorCum": "0", "forwardingCum": "3", "lbCum": "0", "bufferPer": "2"}}},
         {"eqptEgrDropPkts5min": {"attributes": {"afdWredCum": "40", "bufferCum": "1", "errorCum": "0"}}}]}}]}),
     );
-    let r = Aci.parse_counters(&qs[1], &drops).unwrap();
+    let r = Aci.parse_counters("", &qs[1], &drops).unwrap();
     let got: Vec<(Canonical, &str, u64)> = r
         .iter()
         .map(|x| (x.canonical, x.vendor.as_str(), x.value))
@@ -378,11 +378,11 @@ fn drop_statistics_and_per_class_counters() {
         ]
     );
     let none = ok(json!({"imdata": [{"l1PhysIf": {"attributes": {"id": "eth1/1"}}}]}));
-    assert!(Aci.parse_counters(&qs[1], &none).unwrap().is_empty());
+    assert!(Aci.parse_counters("", &qs[1], &none).unwrap().is_empty());
     let bad = ok(
         json!({"imdata": [{"eqptEgrDropPkts5min": {"attributes": {"afdWredCum": "x", "bufferCum": "1"}}}]}),
     );
-    assert!(Aci.parse_counters(&qs[1], &bad).is_err());
+    assert!(Aci.parse_counters("", &qs[1], &bad).is_err());
     // Per class, with the PFC policies read alongside.
     assert_eq!(cmds(&qs[2]).len(), 2);
     let classes = json!({"imdata": [
@@ -392,7 +392,7 @@ fn drop_statistics_and_per_class_counters() {
         {"qosPfcPol": {"attributes": {"dn": "uni/infra/qosinst-default/class-level2/pfcpol-default", "adminSt": "yes", "noDropCos": "cos3"}}},
         {"qosPfcPol": {"attributes": {"dn": "uni/infra/qosinst-default/class-level1/pfcpol-default", "adminSt": "no", "noDropCos": ""}}}]});
     let r = Aci
-        .parse_counters(&qs[2], &ok(json!([classes, pfc])))
+        .parse_counters("", &qs[2], &ok(json!([classes, pfc])))
         .unwrap();
     let tx2 = r
         .iter()

@@ -126,9 +126,9 @@ fn platform_reads_are_nv_show_argv() {
         exit: Some(0),
         text: r#"{"in-bytes": 7}"#.into(),
     };
-    assert_eq!(p.parse_counters(&qs[0], &a).unwrap()[0].value, 7);
-    assert!(p.parse_counters(&qs[1], &a).is_err());
-    assert!(p.parse_counters(&qs[2], &a).is_err());
+    assert_eq!(p.parse_counters("", &qs[0], &a).unwrap()[0].value, 7);
+    assert!(p.parse_counters("", &qs[1], &a).is_err());
+    assert!(p.parse_counters("", &qs[2], &a).is_err());
     assert_eq!(p.normalise_port("SWP3.0"), "swp3");
     assert_eq!(p.lldp_query().display(), "lldpctl -f json0");
 }

@@ -459,7 +459,7 @@ impl Platform for Eos {
             .collect()
     }
 
-    fn parse_counters(&self, q: &Query, a: &Answer) -> Result<Vec<Reading>, ParseError> {
+    fn parse_counters(&self, _port: &str, q: &Query, a: &Answer) -> Result<Vec<Reading>, ParseError> {
         let (i, port) = counter_of(q).ok_or_else(|| {
             ParseError(format!(
                 "`{}` is not a counter read of the eos platform",

@@ -65,7 +65,7 @@ impl Platform for Linux {
             .collect()
     }
 
-    fn parse_counters(&self, q: &Query, a: &Answer) -> Result<Vec<Reading>, ParseError> {
+    fn parse_counters(&self, _port: &str, q: &Query, a: &Answer) -> Result<Vec<Reading>, ParseError> {
         match self.counter_source(q) {
             "ethtool -S" => counters::parse_ethtool_stats(&a.text),
             "ip -s -s -j link" => counters::parse_ip_link_json(&a.text)
@@ -138,9 +138,9 @@ mod tests {
             exit: Some(0),
             text: "NIC statistics:\n     ecn_marked: 5\n".into(),
         };
-        let r = Linux.parse_counters(&qs[0], &a).unwrap();
+        let r = Linux.parse_counters("", &qs[0], &a).unwrap();
         assert_eq!(r[0].value, 5);
-        assert!(Linux.parse_counters(&qs[1], &a).is_err());
+        assert!(Linux.parse_counters("", &qs[1], &a).is_err());
     }
 
     #[test]

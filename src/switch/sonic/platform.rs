@@ -4,13 +4,15 @@
 //! root. One switch's queries of a snapshot are composed into one `sh -c`
 //! like `linux`'s ([`super::super::invocation`]).
 //!
-//! - counters: `portstat -r -i PORT` (raw, whatever anyone cleared),
-//!   `pfcstat -s all`, `queuestat -p PORT`, the persistent PG and unicast
-//!   queue watermarks (`watermarkstat -p -t pg_shared|q_shared_uni`), the
-//!   PFC watchdog (`pfcwd show stats -e PORT:0 … PORT:7`), the WRED/ECN
-//!   queue counters (`wredstat -p PORT`) and the port's flap count (`show
-//!   interfaces flap PORT`), read by the parsers in [`super`], each through
-//!   [`RESOLVE`] (alias → name, the ASIC that holds the port);
+//! - counters: `portstat -r` (raw, whatever anyone cleared), `pfcstat -s
+//!   all`, `queuestat`, the persistent PG and unicast queue watermarks
+//!   (`watermarkstat -p -t pg_shared|q_shared_uni`), the PFC watchdog
+//!   (`pfcwd show stats -e`), the WRED/ECN queue counters (`wredstat`) and
+//!   the ports' flap counts (`show interfaces flap`), read by the parsers in
+//!   [`super`]. Each prints every port of every ASIC, so a snapshot asks
+//!   each once per switch, whatever the number of ports ([`READS`]); a port
+//!   the inventory names by alias is read after SONiC's alias table
+//!   ([`WITH_ALIASES`]);
 //! - configuration: `sudo -n sonic-cfggen -d --print-data` (the running
 //!   CONFIG_DB), `show interfaces status`, `/etc/sonic/sonic_version.yml`
 //!   ([`super::config`]);
@@ -39,8 +41,7 @@
 //! window's snapshots says the window (or the minute before it, see
 //! [`Sonic::needs`]) set a new peak; an unchanged value says nothing about
 //! the window. `pfcwd show stats` reads the watchdog's COUNTERS_DB fields
-//! directly (no baseline at all) and, given queue names, searches every
-//! ASIC; `-e` prints queues whose counters are all zero, so a storm that
+//! directly (no baseline at all); `-e` prints queues whose counters are all zero, so a storm that
 //! starts during a window is a change from 0, not a counter that appeared.
 //! The flap count lives in APPL_DB (no baseline) and is written on each
 //! oper change, not polled.
@@ -62,7 +63,7 @@ pub struct Sonic;
 /// Tools the preflight looks for on a `sonic` switch. `watermarkstat`,
 /// `pfcwd` and `ip` (every image has them) and `wredstat` (2025 images
 /// only) are not required here: a counter read whose tool is missing says
-/// so itself ([`RESOLVE`]), and a switch without the newer tools still
+/// so itself (exit 127, reported), and a switch without the newer tools still
 /// serves its other reads.
 const TOOLS: [&str; 9] = [
     "show",
@@ -80,110 +81,102 @@ pub(crate) fn argv(words: &[&str]) -> Query {
     Query::Argv(words.iter().map(|w| w.to_string()).collect())
 }
 
-/// The script every counter read runs in: `sh -c RESOLVE rocegate PORT
-/// WHERE TOOL ARGS…`. It prints `@@port NAME` and then TOOL's output, with
-/// `@PORT@` in ARGS replaced by NAME:
-///
-/// - NAME is PORT when PORT is shaped like a SONiC port name (`Ethernet8`,
-///   `Ethernet-BP256`), otherwise the port whose CONFIG_DB alias PORT is,
-///   as `show interfaces alias` in alias mode finds it (every ASIC's
-///   CONFIG_DB; `etp9`, `fortyGigE0/8`, `Ethernet1/1` on SKUs that alias
-///   ports so); no such alias is an error naming PORT;
-/// - WHERE `each`: on a multi-ASIC switch (`ip netns list` shows `asicN`)
-///   TOOL runs with `-n asicN` for each ASIC until one answers, because
-///   `queuestat -p` and `wredstat -p` without `-n` walk the namespaces and
-///   exit at the first that lacks the port ("Port doesn't exist!"); a port
-///   on none of them is an error naming it and the ASICs. WHERE `all`: TOOL
-///   searches every ASIC itself (portstat, pfcstat, watermarkstat, pfcwd
-///   with queue names, `show interfaces flap PORT`);
-/// - a TOOL the image lacks (`wredstat` before sonic-utilities 2025) is
-///   an error saying it is not available, exit 127.
-pub const RESOLVE: &str = r#"p=$1 w=$2; shift 2
-case $p in *[!A-Za-z0-9-]*|'') n= ;; Ethernet[0-9]*|Ethernet-BP[0-9]*) n=$p ;; *) n= ;; esac
-if [ -z "$n" ]; then
-n=$(SONIC_CLI_IFACE_MODE=alias show interfaces alias "$p" 2>/dev/null | awk 'NR > 2 && NF { print $1; exit }')
-[ -n "$n" ] || { echo "rocegate: $p is neither a port nor a port alias of this switch (show interfaces alias)" >&2; exit 3; }
-fi
-for a do shift; case $a in *@PORT@*) a="${a%%@PORT@*}$n${a#*@PORT@}" ;; esac; set -- "$@" "$a"; done
-command -v "$1" >/dev/null 2>&1 || { echo "rocegate: $1 is not available on this SONiC image" >&2; exit 127; }
-echo "@@port $n"
-if [ "$w" = each ]; then
-l=$(ip netns list 2>/dev/null | awk '$1 ~ /^asic[0-9]+$/ { print $1 }')
-if [ -n "$l" ]; then
-for k in $l; do o=$("$@" -n "$k" 2>&1) && { printf '%s\n' "$o"; exit 0; }; done
-echo "rocegate: $n is on none of the ASICs" $l "($1 -n asicN: $o)" >&2; exit 1
-fi
-fi
-exec "$@""#;
-
 /// Whether `port` is shaped like a SONiC port name (`Ethernet8`,
 /// `Ethernet-BP256`) rather than a vendor alias (`etp9`, `fortyGigE0/8`,
-/// `Ethernet1/1`), as [`RESOLVE`] decides.
+/// `Ethernet1/1`).
 pub fn is_port_name(port: &str) -> bool {
     port.strip_prefix("Ethernet")
         .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()) || r.starts_with("-BP"))
         && port.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
 }
 
-/// Where a read's tool finds the port on a multi-ASIC switch (see
-/// [`RESOLVE`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Where {
-    /// The tool searches every ASIC itself.
-    All,
-    /// The tool must be told the ASIC (`-n asicN`).
-    Each,
-}
+/// The counter reads of a switch, each printing **every** port (every ASIC
+/// of a multi-ASIC switch: the tools walk the front-panel namespaces
+/// themselves, `run_on_multi_asic`). They are the same for every port, so
+/// a snapshot asks each once per switch however many ports it reads, and
+/// each port's row is read from the one answer:
+///
+/// - `portstat -r`: raw, not relative to anyone's `sonic-clear`;
+/// - `pfcstat -s all`, `queuestat`, `wredstat` (2025 images): no raw mode,
+///   so they run as the inventory's account, whose baseline rocegate never
+///   writes;
+/// - `watermarkstat -p`: the *persistent* watermarks, reset only by an
+///   explicit `sonic-clear … persistent-watermark` (the user watermarks
+///   are reset by anyone's clear, the periodic ones by SONiC's timer);
+///   reading resets none;
+/// - `pfcwd show stats -e`: from the counter database, every watched queue
+///   including those with nothing to show;
+/// - `show interfaces flap`: the flap count orchagent keeps per port.
+///
+/// A tool the image lacks exits 127 and that read is reported, never 0.
+const READS: [&[&str]; 8] = [
+    &["portstat", "-r"],
+    &["pfcstat", "-s", "all"],
+    &["queuestat"],
+    &["watermarkstat", "-p", "-t", "pg_shared"],
+    &["watermarkstat", "-p", "-t", "q_shared_uni"],
+    &["pfcwd", "show", "stats", "-e"],
+    &["wredstat"],
+    &["show", "interfaces", "flap"],
+];
 
-/// A counter read of `port` through [`RESOLVE`]; `@PORT@` in `tool` is
-/// the port's SONiC name.
-pub fn resolved(port: &str, w: Where, tool: &[&str]) -> Query {
-    let mut a = vec!["sh", "-c", RESOLVE, "rocegate", port];
-    a.push(match w {
-        Where::All => "all",
-        Where::Each => "each",
-    });
-    a.extend_from_slice(tool);
-    argv(&a)
-}
+/// A read for a port the inventory names by its alias: SONiC's alias table
+/// (`show interfaces alias`, every ASIC), a marker, then the tool. The
+/// tools print SONiC names; the table says which one the alias is.
+pub const WITH_ALIASES: &str =
+    "show interfaces alias || exit; echo @@rocegate-counters; exec \"$@\"";
 
-/// A [`resolved`] query taken apart: the inventory's port, where, and the
-/// tool's argv (with `@PORT@` still in it). `None` for any other query.
-pub fn unresolve(argv: &[String]) -> Option<(&str, Where, &[String])> {
-    match argv {
-        [sh, c, script, tag, port, w, tool @ ..]
-            if sh == "sh" && c == "-c" && script == RESOLVE && tag == "rocegate" =>
-        {
-            let w = match w.as_str() {
-                "all" => Where::All,
-                "each" => Where::Each,
-                _ => return None,
-            };
-            Some((port.as_str(), w, tool))
-        }
-        _ => None,
+const ALIAS_MARK: &str = "@@rocegate-counters";
+
+/// The counter read `tool` as a port named `port` needs it.
+fn read_for(port: &str, tool: &[&str]) -> Query {
+    if is_port_name(port) {
+        argv(tool)
+    } else {
+        let mut a = vec!["sh", "-c", WITH_ALIASES, "rocegate"];
+        a.extend_from_slice(tool);
+        argv(&a)
     }
 }
 
-/// The SONiC name [`RESOLVE`] printed before the tool's output, and the
-/// output after it.
-fn split_port(src: &str, text: &str) -> Result<(String, String), ParseError> {
-    let mut lines = text.splitn(2, '\n');
-    let first = lines.next().unwrap_or_default();
-    let name = first
-        .strip_prefix("@@port ")
-        .map(str::trim)
-        .filter(|n| !n.is_empty())
+/// The tool of a counter read, without the alias wrapper.
+pub fn tool_of(argv: &[String]) -> &[String] {
+    match argv {
+        [sh, c, script, tag, tool @ ..]
+            if sh == "sh" && c == "-c" && script == WITH_ALIASES && tag == "rocegate" =>
+        {
+            tool
+        }
+        a => a,
+    }
+}
+
+/// The SONiC name of `port` and the tool's output: `port` itself, or,
+/// after the alias table, the name whose alias it is.
+fn name_and_output(src: &str, port: &str, text: &str) -> Result<(String, String), ParseError> {
+    if is_port_name(port) {
+        return Ok((port.to_string(), text.to_string()));
+    }
+    let Some((table, out)) = text.split_once(&format!("{ALIAS_MARK}\n")) else {
+        return Err(ParseError(format!(
+            "{src}: no alias table before the counters (`show interfaces alias`): {}",
+            crate::counters::first_line(text)
+        )));
+    };
+    let name = crate::switch::table::ruled_tables(table)
+        .into_iter()
+        .flat_map(|t| t.rows)
+        .find(|(_, r)| {
+            r.get(1)
+                .is_some_and(|a| a.eq_ignore_ascii_case(port.trim()))
+        })
+        .and_then(|(_, r)| r.first().cloned())
         .ok_or_else(|| {
             ParseError(format!(
-                "{src}: the answer does not start with the port's name (`@@port NAME`): {}",
-                crate::counters::first_line(text)
+                "{port} is neither a port nor a port alias of this switch (show interfaces alias)"
             ))
         })?;
-    Ok((
-        name.to_string(),
-        lines.next().unwrap_or_default().to_string(),
-    ))
+    Ok((name, out.to_string()))
 }
 
 /// The one port of a per-port answer that names every port.
@@ -237,34 +230,15 @@ impl Platform for Sonic {
     }
 
     fn counter_queries(&self, port: &str) -> Vec<Query> {
-        let queues: Vec<String> = (0..8).map(|q| format!("@PORT@:{q}")).collect();
-        let mut pfcwd = vec!["pfcwd", "show", "stats", "-e"];
-        pfcwd.extend(queues.iter().map(String::as_str));
-        vec![
-            // `-r`: raw, not relative to anyone's `sonic-clear`.
-            resolved(port, Where::All, &["portstat", "-r", "-i", "@PORT@"]),
-            // pfcstat has no port filter: it prints every port of every
-            // ASIC (`-s all`); the port's row is read.
-            resolved(port, Where::All, &["pfcstat", "-s", "all"]),
-            resolved(port, Where::Each, &["queuestat", "-p", "@PORT@"]),
-            // `-p`: the persistent watermarks (see the module's comment).
-            resolved(
-                port,
-                Where::All,
-                &["watermarkstat", "-p", "-t", "pg_shared"],
-            ),
-            resolved(
-                port,
-                Where::All,
-                &["watermarkstat", "-p", "-t", "q_shared_uni"],
-            ),
-            resolved(port, Where::All, &pfcwd),
-            resolved(port, Where::Each, &["wredstat", "-p", "@PORT@"]),
-            resolved(port, Where::All, &["show", "interfaces", "flap", "@PORT@"]),
-        ]
+        READS.iter().map(|tool| read_for(port, tool)).collect()
     }
 
-    fn parse_counters(&self, q: &Query, a: &Answer) -> Result<Vec<Reading>, ParseError> {
+    fn parse_counters(
+        &self,
+        port: &str,
+        q: &Query,
+        a: &Answer,
+    ) -> Result<Vec<Reading>, ParseError> {
         let src = self.counter_source(q);
         if src == "unknown" {
             return Err(ParseError(format!(
@@ -272,7 +246,7 @@ impl Platform for Sonic {
                 q.display()
             )));
         }
-        let (port, text) = split_port(src, &a.text)?;
+        let (port, text) = name_and_output(src, port, &a.text)?;
         let port = port.as_str();
         match src {
             "portstat -r" => {
@@ -311,10 +285,7 @@ impl Platform for Sonic {
         let Query::Argv(a) = q else {
             return "unknown";
         };
-        let Some((_, _, tool)) = unresolve(a) else {
-            return "unknown";
-        };
-        let words: Vec<&str> = tool.iter().map(String::as_str).collect();
+        let words: Vec<&str> = tool_of(a).iter().map(String::as_str).collect();
         match words.as_slice() {
             ["portstat", "-r", ..] => "portstat -r",
             ["pfcstat", ..] => "pfcstat",

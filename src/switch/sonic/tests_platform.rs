@@ -25,18 +25,12 @@ fn public(name: &str) -> String {
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
 }
 
-/// What [`RESOLVE`] prints: the port's SONiC name, then the tool's output.
-fn named(port: &str, text: &str) -> Answer {
-    ok(format!("@@port {port}\n{text}"))
-}
-
-/// The tool's argv of each query, as sent inside the resolver.
+/// The argv of each query.
 fn tools(qs: &[Query]) -> Vec<String> {
     qs.iter()
         .map(|q| {
             let Query::Argv(a) = q else { panic!() };
-            let (port, w, tool) = unresolve(a).unwrap_or_else(|| panic!("{a:?}"));
-            format!("{port} {w:?} {}", tool.join(" "))
+            a.join(" ")
         })
         .collect()
 }
@@ -44,19 +38,22 @@ fn tools(qs: &[Query]) -> Vec<String> {
 #[test]
 fn counter_queries_read_raw_and_only_their_port() {
     let qs = Sonic.counter_queries("Ethernet4");
+    // Every read prints every port: the same for each port of a switch, so
+    // a snapshot asks each once per switch.
     assert_eq!(
         tools(&qs),
         [
-            "Ethernet4 All portstat -r -i @PORT@",
-            "Ethernet4 All pfcstat -s all",
-            "Ethernet4 Each queuestat -p @PORT@",
-            "Ethernet4 All watermarkstat -p -t pg_shared",
-            "Ethernet4 All watermarkstat -p -t q_shared_uni",
-            "Ethernet4 All pfcwd show stats -e @PORT@:0 @PORT@:1 @PORT@:2 @PORT@:3 @PORT@:4 @PORT@:5 @PORT@:6 @PORT@:7",
-            "Ethernet4 Each wredstat -p @PORT@",
-            "Ethernet4 All show interfaces flap @PORT@",
+            "portstat -r",
+            "pfcstat -s all",
+            "queuestat",
+            "watermarkstat -p -t pg_shared",
+            "watermarkstat -p -t q_shared_uni",
+            "pfcwd show stats -e",
+            "wredstat",
+            "show interfaces flap",
         ]
     );
+    assert_eq!(qs, Sonic.counter_queries("Ethernet8"));
     let sources: Vec<_> = qs.iter().map(|q| Sonic.counter_source(q)).collect();
     assert_eq!(
         sources,
@@ -75,11 +72,9 @@ fn counter_queries_read_raw_and_only_their_port() {
     // pfcstat prints every port: only Ethernet4's row is read.
     let pfc = Sonic
         .parse_counters(
+            "Ethernet4",
             &qs[1],
-            &named(
-                "Ethernet4",
-                &fixture("sonic-pfc-counters-utilities-test.txt"),
-            ),
+            &ok(fixture("sonic-pfc-counters-utilities-test.txt")),
         )
         .unwrap();
     let rx3 = pfc
@@ -91,11 +86,11 @@ fn counter_queries_read_raw_and_only_their_port() {
 
     let port = Sonic
         .parse_counters(
+            "Ethernet4",
             &qs[0],
-            &named(
-                "Ethernet4",
-                &fixture("sonic-interfaces-counters-period-utilities-test.txt"),
-            ),
+            &ok(fixture(
+                "sonic-interfaces-counters-period-utilities-test.txt",
+            )),
         )
         .unwrap();
     assert!(!port.is_empty());
@@ -104,20 +99,17 @@ fn counter_queries_read_raw_and_only_their_port() {
     // Ethernet4 it has no row, which is an error, never zeros.
     let text = fixture("sonic-queue-counters-port-utilities-test.txt");
     let queues = Sonic
-        .parse_counters(&qs[2], &named("Ethernet8", &text))
+        .parse_counters("Ethernet8", &qs[2], &ok(&text))
         .unwrap();
     assert!(queues
         .iter()
         .any(|r| r.canonical == Canonical::Drops && r.queue == Some(1) && r.value == 68));
     let e = Sonic
-        .parse_counters(&qs[2], &named("Ethernet4", &text))
+        .parse_counters("Ethernet4", &qs[2], &ok(&text))
         .unwrap_err();
     assert!(e.0.contains("no row for Ethernet4"), "{}", e.0);
-    // The port's name comes from the resolver; without it, an error.
-    let e = Sonic.parse_counters(&qs[2], &ok(&text)).unwrap_err();
-    assert!(e.0.contains("@@port"), "{}", e.0);
     assert!(Sonic
-        .parse_counters(&argv(&["show", "version"]), &ok(""))
+        .parse_counters("Ethernet4", &argv(&["show", "version"]), &ok(""))
         .is_err());
 }
 
@@ -128,11 +120,9 @@ fn watermarks_storms_ecn_marks_and_flaps_are_read_per_port() {
     let qs = Sonic.counter_queries("Ethernet4");
     let pg = Sonic
         .parse_counters(
+            "Ethernet4",
             &qs[3],
-            &named(
-                "Ethernet4",
-                &fixture("sonic-pg-watermark-shared-utilities-test.txt"),
-            ),
+            &ok(fixture("sonic-pg-watermark-shared-utilities-test.txt")),
         )
         .unwrap();
     let pg3 = pg.iter().find(|r| r.vendor == "PG3").unwrap();
@@ -144,19 +134,17 @@ fn watermarks_storms_ecn_marks_and_flaps_are_read_per_port() {
     // and its N/A cells are not available, never 0.
     let masic = public("sonic-queue-persistent-watermark-unicast-masic-all-utilities-test.txt");
     let uc = Sonic
-        .parse_counters(&qs[4], &named("Ethernet-BP256", &masic))
+        .parse_counters("Ethernet-BP256", &qs[4], &ok(&masic))
         .unwrap();
     assert!(uc.is_empty(), "{uc:?}");
     let e = Sonic
-        .parse_counters(&qs[4], &named("Ethernet-BP999", &masic))
+        .parse_counters("Ethernet-BP999", &qs[4], &ok(&masic))
         .unwrap_err();
     assert!(e.0.contains("no row for Ethernet-BP999"), "{}", e.0);
 
     // The watchdog: Ethernet0 queue 3 stormed once.
     let wd = fixture("sonic-pfcwd-show-stats-utilities-test.txt");
-    let storms = Sonic
-        .parse_counters(&qs[5], &named("Ethernet0", &wd))
-        .unwrap();
+    let storms = Sonic.parse_counters("Ethernet0", &qs[5], &ok(&wd)).unwrap();
     assert_eq!(storms.len(), 1);
     assert_eq!(
         (
@@ -174,14 +162,14 @@ fn watermarks_storms_ecn_marks_and_flaps_are_read_per_port() {
     );
     // A port without watchdog rows has no storm counter (not an error).
     let none = Sonic
-        .parse_counters(&qs[5], &named("Ethernet12", &wd))
+        .parse_counters("Ethernet12", &qs[5], &ok(&wd))
         .unwrap();
     assert!(none.is_empty());
 
     // wredstat: ECN-marked packets per queue; the ALLn N/A are absent.
     let wred = public("sonic-wredstat-port-ethernet8-utilities-test.txt");
     let marks = Sonic
-        .parse_counters(&qs[6], &named("Ethernet8", &wred))
+        .parse_counters("Ethernet8", &qs[6], &ok(&wred))
         .unwrap();
     assert!(marks.iter().all(|r| r.canonical == Canonical::EcnMarked));
     let q = |n| marks.iter().find(|r| r.queue == Some(n)).map(|r| r.value);
@@ -195,7 +183,7 @@ fn watermarks_storms_ecn_marks_and_flaps_are_read_per_port() {
     // `Never` is 0 (not N/A); a multi-ASIC port on asic1 reads the same.
     let down = |port: &str, file: &str| -> u64 {
         let r = Sonic
-            .parse_counters(&qs[7], &named(port, &public(file)))
+            .parse_counters(port, &qs[7], &ok(public(file)))
             .unwrap();
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].canonical, Canonical::LinkDown);
@@ -247,84 +235,55 @@ fn run_query(dir: &std::path::Path, q: &Query) -> (i32, String, String) {
     )
 }
 
-/// The resolver runs for real in `sh` with fake SONiC tools: an alias is
-/// turned into the port's name (through `show interfaces alias` in alias
-/// mode), a queue read walks the ASICs with `-n` until one holds the port,
-/// a port on none of them is an error naming it, and a tool the image
-/// lacks is said to be unavailable.
+/// A port the inventory names by alias: the read runs for real in `sh`
+/// after SONiC's alias table (fake `show` and `queuestat` on PATH), and the
+/// alias's row is read under the name the table gives it; an alias the
+/// switch does not have is an error naming it; a tool the image lacks
+/// exits 127.
 #[test]
-fn the_resolver_finds_aliases_and_the_asic_of_a_port() {
+fn an_aliased_port_is_read_under_the_name_its_alias_table_gives() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    // Two ASICs; Ethernet64 lives on asic1 (queuestat on asic0 fails as
-    // sonic-utilities' does).
-    script(
-        d,
-        "ip",
-        "[ \"$1 $2\" = 'netns list' ] && printf 'asic0 (id: 0)\\nasic1 (id: 1)\\n'\n",
-    );
     script(
         d,
         "show",
-        "[ \"$SONIC_CLI_IFACE_MODE\" = alias ] || exit 9\n\
-case \"$3\" in etp17) n=Ethernet64;; *) echo \"Error: Invalid interface name $3\" >&2; exit 2;; esac\n\
-printf 'Name        Alias\\n----------  -------\\n%s  %s\\n' \"$n\" \"$3\"\n",
+        "[ \"$*\" = 'interfaces alias' ] || exit 9\nprintf 'Name        Alias\\n----------  -------\\nEthernet0   etp1\\nEthernet8   etp3\\n'\n",
     );
-    script(
-        d,
-        "queuestat",
-        "if [ \"$3 $4\" = '-n asic1' ] && [ \"$2\" = Ethernet64 ]; then echo \"queue of $2 on $4\"; else echo \"Port doesn't exist!\"; exit 1; fi\n",
+    let text = fixture("sonic-queue-counters-port-utilities-test.txt");
+    script(d, "queuestat", &format!("cat <<'EOF'\n{text}EOF\n"));
+    let qs = Sonic.counter_queries("etp3");
+    assert_ne!(qs, Sonic.counter_queries("Ethernet8"));
+    assert_eq!(
+        qs[2],
+        Sonic.counter_queries("etp1")[2],
+        "one read for every aliased port"
     );
-    let qs = Sonic.counter_queries("etp17");
     let (code, out, err) = run_query(d, &qs[2]);
-    assert_eq!(
-        (code, out.as_str(), err.as_str()),
-        (0, "@@port Ethernet64\nqueue of Ethernet64 on asic1\n", "")
-    );
-    // By its name, straight to the ASIC walk.
-    let (code, out, _) = run_query(d, &Sonic.counter_queries("Ethernet64")[2]);
-    assert_eq!(
-        (code, out.as_str()),
-        (0, "@@port Ethernet64\nqueue of Ethernet64 on asic1\n")
-    );
-    // On no ASIC: an error naming the port and the ASICs.
-    let (code, _, err) = run_query(d, &Sonic.counter_queries("Ethernet68")[2]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 0, "{err}");
+    let by_alias = Sonic.parse_counters("etp3", &qs[2], &ok(&out)).unwrap();
+    let by_name = Sonic
+        .parse_counters(
+            "Ethernet8",
+            &Sonic.counter_queries("Ethernet8")[2],
+            &ok(&text),
+        )
+        .unwrap();
+    assert!(!by_alias.is_empty());
+    assert_eq!(by_alias, by_name);
+    let e = Sonic.parse_counters("etp9", &qs[2], &ok(&out)).unwrap_err();
     assert!(
-        err.contains("Ethernet68 is on none of the ASICs asic0 asic1 (queuestat -n asicN: Port doesn't exist!)"),
-        "{err}"
+        e.0.contains("etp9 is neither a port nor a port alias"),
+        "{}",
+        e.0
     );
-    // An unknown alias.
-    let (code, _, err) = run_query(d, &Sonic.counter_queries("etp99")[2]);
-    assert_eq!(code, 3);
-    assert!(
-        err.contains("etp99 is neither a port nor a port alias"),
-        "{err}"
-    );
-    // wredstat is not on this image.
-    let (code, _, err) = run_query(d, &Sonic.counter_queries("Ethernet64")[6]);
+    // Without the alias table (an answer of another shape): an error.
+    let e = Sonic
+        .parse_counters("etp3", &qs[2], &ok(&text))
+        .unwrap_err();
+    assert!(e.0.contains("no alias table"), "{}", e.0);
+    // wredstat is not on this image: the read exits 127.
+    let (code, _, _) = run_query(d, &Sonic.counter_queries("etp3")[6]);
     assert_eq!(code, 127);
-    assert!(
-        err.contains("wredstat is not available on this SONiC image"),
-        "{err}"
-    );
-    // A tool that searches every ASIC itself runs once, without -n, with
-    // the name filled in.
-    script(d, "pfcwd", "echo \"pfcwd $*\"\n");
-    let (code, out, _) = run_query(d, &Sonic.counter_queries("etp17")[5]);
-    assert_eq!(code, 0);
-    assert_eq!(
-        out,
-        "@@port Ethernet64\npfcwd show stats -e Ethernet64:0 Ethernet64:1 Ethernet64:2 Ethernet64:3 Ethernet64:4 Ethernet64:5 Ethernet64:6 Ethernet64:7\n"
-    );
-    // Single ASIC (no asicN namespace): the tool runs as asked.
-    script(d, "ip", "exit 0\n");
-    script(d, "queuestat", "echo \"queuestat $*\"\n");
-    let (code, out, _) = run_query(d, &Sonic.counter_queries("Ethernet0")[2]);
-    assert_eq!(
-        (code, out.as_str()),
-        (0, "@@port Ethernet0\nqueuestat -p Ethernet0\n")
-    );
 }
 
 #[test]
