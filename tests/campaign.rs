@@ -451,3 +451,43 @@ fn bad_campaign_files_name_the_file_and_line_and_exit_2() {
         }
     }
 }
+
+#[test]
+fn stop_in_parallel_interrupts_the_fabric_beside_the_failed_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Two fabrics at once: the defects pod fails its short suite while the
+    // embedded pod is still in its longer cutover suite (2 virtual seconds
+    // per wall second: about 12 s of it).
+    let body = format!(
+        "window: {{deadline: 4h}}\nparallel: 2\non_failure: stop\norder: [defects, long, later]\nfabrics:\n  - name: long\n    inventory: inventory/emulated.yaml\n    suite: suites/cutover.yaml\n{}{}",
+        fabric("defects", "emulated-defects"),
+        fabric("later", "emulated-eos")
+    );
+    let path = campaign(tmp.path(), &body);
+    let out = tmp.path().join("out");
+    let o = run(&path, &out, &["--pace", "2"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let c = json(out.join("campaign.json"));
+    let names: Vec<&str> = c["fabrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["defects", "long", "later"], "in `order`");
+    assert_eq!(by_name(&c, "defects")["status"], "failed");
+    let long = by_name(&c, "long");
+    assert_eq!(long["status"], "interrupted", "{long}");
+    assert!(
+        long["reason"]
+            .as_str()
+            .unwrap()
+            .contains("defects did not pass"),
+        "{long}"
+    );
+    let records = std::fs::read_to_string(out.join("long/results.jsonl")).unwrap();
+    let last: Value = serde_json::from_str(records.lines().last().unwrap()).unwrap();
+    assert_eq!(last["interrupted"], true, "its run stopped and healed");
+    assert_eq!(by_name(&c, "later")["status"], "skipped");
+    assert!(!out.join("later").exists());
+}

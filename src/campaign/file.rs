@@ -31,6 +31,10 @@ pub struct CampaignFile {
     /// What a fabric that does not pass does to the rest; `stop` when absent.
     #[serde(default)]
     pub on_failure: Option<Policy>,
+    /// The order to start the fabrics in, by name, every fabric once; the
+    /// file's order when absent.
+    #[serde(default)]
+    pub order: Option<Vec<String>>,
     pub fabrics: Vec<FabricSpec>,
 }
 
@@ -67,6 +71,7 @@ pub enum Policy {
     /// heal) the fabrics running beside it.
     Stop,
     /// Let the fabrics already running finish; start nothing more.
+    #[serde(alias = "skip-rest")]
     SkipRest,
     /// Go on with every fabric and report them all.
     Continue,
@@ -216,6 +221,12 @@ pub fn load(path: &str, seed: u64) -> Result<Campaign, AppError> {
             },
         }
     }
+    if let Some(order) = &raw.order {
+        check_order(order, &raw.fabrics, &mut sink);
+        if sink.is_empty() && others.is_empty() {
+            fabrics.sort_by_key(|f: &Fabric| order.iter().position(|n| *n == f.name));
+        }
+    }
     if !sink.is_empty() || !others.is_empty() {
         let mut msg = Diagnostics(sink.found).to_string();
         for o in others {
@@ -243,6 +254,42 @@ pub fn load(path: &str, seed: u64) -> Result<Campaign, AppError> {
         policy: raw.on_failure.unwrap_or(Policy::Stop),
         fabrics,
     })
+}
+
+/// `order` names every fabric once, and nothing else.
+fn check_order(order: &[String], fabrics: &[FabricSpec], sink: &mut Sink) {
+    for (i, n) in order.iter().enumerate() {
+        if !fabrics.iter().any(|f| f.name == *n) {
+            let names: Vec<&str> = fabrics.iter().map(|f| f.name.as_str()).collect();
+            sink.error(
+                format!("order[{i}]"),
+                format!(
+                    "{} is not a fabric of this campaign (they are {})",
+                    quote(n),
+                    names.join(", ")
+                ),
+            );
+        } else if order[..i].contains(n) {
+            sink.error(
+                format!("order[{i}]"),
+                format!("{} is listed twice; name each fabric once", quote(n)),
+            );
+        }
+    }
+    let missing: Vec<&str> = fabrics
+        .iter()
+        .filter(|f| !order.contains(&f.name))
+        .map(|f| f.name.as_str())
+        .collect();
+    if !missing.is_empty() {
+        sink.error(
+            "order",
+            format!(
+                "leaves out {}: list every fabric once (or drop `order` to run them in file order)",
+                missing.join(", ")
+            ),
+        );
+    }
 }
 
 /// A fabric name becomes a directory name: letters, digits, `.`, `_`, `-`.

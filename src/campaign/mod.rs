@@ -99,14 +99,12 @@ pub fn make_plan(c: &Campaign) -> CampaignPlan {
     let estimates: Vec<Duration> = c.fabrics.iter().map(|f| f.plan.estimate).collect();
     let mut conflicts = vec![vec![false; n]; n];
     let mut conflict_notes = Vec::new();
-    for i in 0..n {
-        for j in i + 1..n {
-            if let Some(why) = schedule::conflict(&c.fabrics[i].inventory, &c.fabrics[j].inventory)
-            {
-                conflicts[i][j] = true;
-                conflicts[j][i] = true;
-                conflict_notes.push((i, j, why));
-            }
+    let pairs = (0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j)));
+    for (i, j) in pairs {
+        if let Some(why) = schedule::conflict(&c.fabrics[i].inventory, &c.fabrics[j].inventory) {
+            conflicts[i][j] = true;
+            conflicts[j][i] = true;
+            conflict_notes.push((i, j, why));
         }
     }
     let (slots, critical) = schedule::schedule(&estimates, &vec![true; n], &conflicts, c.parallel);

@@ -203,6 +203,27 @@ mod tests {
         assert_eq!(end, m(20));
     }
 
+    fn inventory(name: &str, hosts: &str, transport: &str) -> Inventory {
+        let text = format!(
+            "fabric:\n  name: {name}\n  environment: lab\n  rails: 1\n  roce: {{pfc_priority: 3, dscp_roce: 26, dscp_cnp: 48, dcqcn: false, mtu: 4096}}\ntransport: {transport}\nnodes:\n  - hosts: {hosts}\n    nics:\n      - device: lo\n        netdev: lo\n        gid_index: 0\n        rail: 0\n        speed_gbps: 100\n"
+        );
+        crate::config::check::parse_inventory(name, &text).expect("a valid inventory")
+    }
+
+    #[test]
+    fn shared_hosts_conflict_on_real_transports_only() {
+        let a = inventory("pod-a", "gpu[1-2]", "local");
+        let b = inventory("pod-b", "gpu[2-3]", "local");
+        let c = inventory("pod-c", "gpu[4-5]", "local");
+        let why = conflict(&a, &b).expect("gpu2 is in both");
+        assert!(why.contains("gpu2"), "{why}");
+        assert_eq!(conflict(&a, &c), None);
+        assert!(conflict(&a, &a).unwrap().contains("both are fabric pod-a"));
+        let ea = inventory("emu-a", "gpu[1-2]", "emulated");
+        let eb = inventory("emu-b", "gpu[1-2]", "emulated");
+        assert_eq!(conflict(&ea, &eb), None, "emulated pods share nothing");
+    }
+
     #[test]
     fn the_fitting_set_skips_what_does_not_fit_and_keeps_later_ones() {
         let fit = fitting(&[m(10), m(30), m(15)], &none(3), 1, m(30));
