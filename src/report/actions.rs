@@ -124,7 +124,11 @@ fn advice(s: &Suspect) -> String {
     if s.from_traffic {
         out.push(match s.kind.as_str() {
             "node" => "check the host side of every NIC: PCIe link width and speed, NUMA placement, CPU frequency; run the NIC vendor's diagnostics",
-            _ => "check the NIC, its PCIe slot and its transceiver; reseat or replace the NIC",
+            "nic" => "check the NIC, its PCIe slot and its transceiver; reseat or replace the NIC",
+            "cable" => "clean or replace the cable and its optics, end to end",
+            "uplink" => "check the leaf-spine cables, their optics and both ports' state",
+            "rail" => "check what the rail's NICs share: its leaves and their configuration",
+            _ => "check the switch's ports and configuration against the inventory's profile",
         });
     }
     if out.is_empty() {
@@ -186,7 +190,12 @@ pub fn build(records: &[Record], report: &str) -> Option<Actions> {
             .any(|r| !errors.contains(&(r.test.as_str(), r.component.as_str())));
         let why_not = if node.is_none() {
             Some(format!(
-                "a {} is not a schedulable node: nothing to drain; fix it on the fabric side",
+                "{} {} is not a schedulable node: nothing to drain; fix it on the fabric side",
+                if s.kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                    "an"
+                } else {
+                    "a"
+                },
                 s.kind
             ))
         } else if s.score < MIN_SCORE {
@@ -428,6 +437,32 @@ mod tests {
         assert_eq!(t["component"], "n1:mlx5_0");
         assert!(t["check"].as_str().unwrap().contains("firmware"));
         assert_eq!(t["report"], "/r/report.html");
+    }
+
+    #[test]
+    fn advice_follows_the_kind_and_the_checks() {
+        let s = |kind: &str, evidence: &[&str], from_traffic: bool| Suspect {
+            component: "c".into(),
+            kind: kind.into(),
+            score: 2.0,
+            evidence: evidence.iter().map(|e| e.to_string()).collect(),
+            results: Vec::new(),
+            from_traffic,
+        };
+        let cable = advice(&s("cable", &["counters.fcs: 20 failing"], true));
+        assert!(
+            cable.contains("error counters") && cable.contains("cable"),
+            "{cable}"
+        );
+        assert!(!cable.contains("NIC"), "{cable}");
+        let fw = advice(&s("node", &["nic.firmware: 8 failing"], false));
+        assert_eq!(
+            fw,
+            "update the NIC firmware to the version the inventory expects"
+        );
+        let pfc = advice(&s("nic", &["nic.pfc gpu016:mlx5_7: PFC on 3,4"], false));
+        assert!(pfc.contains("RoCE QoS"), "{pfc}");
+        assert!(advice(&s("node", &["rail-bw: 8 failing"], true)).contains("PCIe"));
     }
 
     #[test]
