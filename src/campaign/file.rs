@@ -158,6 +158,9 @@ pub fn load(path: &str, seed: u64) -> Result<Campaign, AppError> {
     let raw: CampaignFile = crate::config::yaml_guard::from_str(path, &text)?;
     let mut sink = Sink::new(path, &text);
     let mut others: Vec<String> = Vec::new();
+    if let Some(n) = &raw.name {
+        check_name(n, "name", &mut sink);
+    }
     let window = check_window(&raw.window, &mut sink);
     let parallel = match raw.parallel {
         None => 1,
@@ -304,7 +307,7 @@ fn check_name(name: &str, at: &str, sink: &mut Sink) {
         sink.error(
             at,
             format!(
-                "{} is not a usable fabric name: it names a directory, so write 1 to 64 letters, digits, '.', '_' or '-', not starting with '.' (e.g. pod-a)",
+                "{} is not a usable name: it names a directory, so write 1 to 64 letters, digits, '.', '_' or '-', not starting with '.' (e.g. pod-a)",
                 quote(name)
             ),
         );
