@@ -287,6 +287,69 @@ fn a_failed_gate_drains_exactly_the_node_and_nic_suspects() {
     assert_eq!(read(&r.run.join("actions.sh")), sh);
 }
 
+#[test]
+fn a_node_that_only_errored_is_never_drained() {
+    let r = defects();
+    assert_eq!(r.code, Some(1), "{}", r.stdout);
+    // The defects run again, as if gpu001 (healthy) had been unreachable in
+    // every perftest step: its results become errors when re-judged.
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("run");
+    let cp = StdCommand::new("cp")
+        .arg("-r")
+        .arg(&r.run)
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    let mut touched = 0;
+    let lines: Vec<String> = read(&copy.join("results.jsonl"))
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let perftest = ["rail-bw", "mesh-bw", "rail-lat", "cross-leaf-bw"];
+            if v["event"] == "sample"
+                && perftest.contains(&v["test"].as_str().unwrap())
+                && v["component"].as_str().unwrap().contains("gpu001:")
+            {
+                touched += 1;
+                v["value"] = serde_json::Value::Null;
+                v["failure"] = serde_json::json!({
+                    "kind": "unreachable",
+                    "class": "infrastructure",
+                    "message": "ssh: connect to host gpu001 port 22: No route to host"
+                });
+            }
+            serde_json::to_string(&v).unwrap()
+        })
+        .collect();
+    assert!(touched > 0);
+    std::fs::write(copy.join("results.jsonl"), lines.join("\n") + "\n").unwrap();
+    let (code, out) = report(&copy, &tmp.path().join("m"), &[]);
+    assert_eq!(code, Some(1), "{out}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&read(&copy.join("summary.json"))).unwrap();
+    assert!(summary["counts"]["error"].as_u64().unwrap() > 0, "{out}");
+    let actions: serde_json::Value =
+        serde_json::from_str(&read(&copy.join("actions.json"))).unwrap();
+    let nodes: BTreeSet<&str> = actions["drain"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["node"].as_str().unwrap())
+        .collect();
+    assert!(!nodes.contains("gpu001"), "{nodes:?}");
+    assert!(!read(&copy.join("actions.sh")).contains("gpu001"));
+    let expected: BTreeSet<String> = expected_drains(&summary)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(
+        nodes.iter().map(|n| n.to_string()).collect::<BTreeSet<_>>(),
+        expected
+    );
+}
+
 /// A free loopback port: bound, read, released.
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
