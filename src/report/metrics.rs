@@ -635,13 +635,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     result
 }
 
+const NO_START: &str =
+    "no metrics: results.jsonl has no run_started record, so the fabric and suite are unknown";
+
 /// Writes the run's file into `dir` (created if missing); its path.
 pub fn write(dir: &Path, records: &[Record]) -> Result<PathBuf, String> {
-    let started = super::events::run_started(records);
-    let name = file_name(
-        started.map_or("unknown", |s| &s.fabric),
-        started.map_or("unknown", |s| &s.suite),
-    );
+    // Without it the fabric and suite are unknown: no file of theirs to replace.
+    let Some(started) = super::events::run_started(records) else {
+        return Err(NO_START.into());
+    };
+    let name = file_name(&started.fabric, &started.suite);
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("--metrics-dir {}: cannot create: {e}", dir.display()))?;
     let path = dir.join(name);
@@ -693,12 +696,10 @@ pub fn push_url(base: &str, fabric: &str, suite: &str) -> String {
 /// replacing what this fabric and suite pushed before. The error names the
 /// URL and the status or the connection failure; it never fails the gate.
 pub fn push(base: &str, records: &[Record]) -> Result<String, String> {
-    let started = super::events::run_started(records);
-    let url = push_url(
-        base,
-        started.map_or("unknown", |s| &s.fabric),
-        started.map_or("unknown", |s| &s.suite),
-    );
+    let Some(started) = super::events::run_started(records) else {
+        return Err(NO_START.into());
+    };
+    let url = push_url(base, &started.fabric, &started.suite);
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(std::time::Duration::from_secs(30)))
         .http_status_as_error(false)
@@ -870,6 +871,15 @@ mod tests {
         assert_eq!(e.series, t.lines().filter(|l| !l.starts_with('#')).count());
         // The same records, the same bytes.
         assert_eq!(render(&r).text, e.text);
+    }
+
+    #[test]
+    fn a_log_without_its_start_writes_and_pushes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = write(dir.path(), &[]).unwrap_err();
+        assert!(e.contains("no run_started record"), "{e}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        assert!(push("http://127.0.0.1:9", &[]).is_err());
     }
 
     #[test]
