@@ -795,7 +795,6 @@ fn sonic_a_refused_sudo_changes_nothing_and_is_named() {
 /// the end, and the fault stays open, blocking the next run until someone
 /// with sudo runs `recover`; the message names only the undo's refusal.
 #[test]
-#[ignore = "the sonic driver leaves a never-applied fault open when sudo is refused (see the doc comment)"]
 fn sonic_a_refused_sudo_is_refused_naming_the_command_and_leaves_nothing_open() {
     needs_sshd!();
     let lab = lab(Nos::Sonic, 66, json!({"sudo": "denied"}), FLAP, SWITCH);
@@ -1111,7 +1110,6 @@ fn sonic_recover_waits_for_an_apply_still_running_before_it_undoes() {
 /// line no longer starts with `: rocegate-apply`, the anchored pattern
 /// never matches, and the undo runs at once.
 #[test]
-#[ignore = "cumulus: the undo's wait for an in-flight apply never matches since the $S prefix (see the doc comment)"]
 fn cumulus_recover_waits_for_an_apply_still_running_before_it_undoes() {
     needs_sshd!();
     recover_waits_for_an_apply_still_running(Nos::Cumulus, 76, "cumulus");

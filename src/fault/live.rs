@@ -340,7 +340,8 @@ pub async fn run(
         // Each step only once the one before it worked: the dead-man first
         // where it is a request of its own.
         let mut applied = false;
-        for q in &change.apply {
+        let mut unchanged = false;
+        for (step, q) in change.apply.iter().enumerate() {
             let (inv, out, a) = ask(transport, &t.host, q).await;
             // A reboot drops the connection that asked for it.
             applied = match &out.failure {
@@ -349,6 +350,7 @@ pub async fn run(
                 None => match t.driver().applied(q, &a) {
                     Ok(()) => true,
                     Err(e) => {
+                        unchanged = t.driver().unchanged(step, q, &a);
                         rep.apply_error = Some(e);
                         false
                     }
@@ -360,6 +362,17 @@ pub async fn run(
             }
         }
         failpoint("fault-applied");
+        // The device stopped before it changed anything (and said so):
+        // nothing to undo, and an undo would only be refused the same way
+        // (no sudo right) and leave a fault open that never was.
+        if !applied && unchanged {
+            rep.left_open = ctl
+                .healed(&rep.id, "run (refused on the device: nothing changed)")
+                .err()
+                .map(|e| format!("nothing changed, but marking it healed failed: {e}"));
+            reps.push(rep);
+            break;
+        }
         // A failed apply may have changed part of the device: undo at once.
         if applied {
             wait_until(t0 + at + f.duration, &mut cancel).await;

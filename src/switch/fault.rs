@@ -34,6 +34,12 @@ use serde::{Deserialize, Serialize};
 
 use super::{Answer, Query};
 
+
+/// Exit statuses of an apply script that stopped before it changed
+/// anything: 96 the account may not sudo, 97 a dead-man tool is missing,
+/// 98 the dead-man would not arm.
+pub const NOTHING_CHANGED: std::ops::RangeInclusive<i32> = 96..=98;
+
 /// What a fault does to one device.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
@@ -220,6 +226,15 @@ pub trait Driver: Sync {
             Some(0) => Ok(()),
             _ => Err(refusal(sent, a)),
         }
+    }
+    /// Whether a failed step `step` of [`Change::apply`] (its answer `a`)
+    /// left the device as it was, so that there is nothing to undo. The
+    /// scripts of the platforms reached by argv exit with
+    /// [`NOTHING_CHANGED`] when they stop before changing anything (no sudo
+    /// right, no dead-man tool, a timer that would not arm); any other
+    /// failure may have changed part of the device and is undone.
+    fn unchanged(&self, _step: usize, _sent: &Query, a: &Answer) -> bool {
+        a.exit.is_some_and(|c| NOTHING_CHANGED.contains(&c))
     }
     /// After an undo step (`sent`, first the [`Change::undo`]) answered:
     /// done, failed, or what to ask next. `ports` are the ports the fault

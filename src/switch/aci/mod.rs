@@ -270,6 +270,12 @@ impl Driver for Aci {
         }
     }
 
+    /// The snapshot (step 0) refused: the out-of-service object was never
+    /// sent.
+    fn unchanged(&self, step: usize, _sent: &Query, _a: &Answer) -> bool {
+        step == 0
+    }
+
     fn undo_next(&self, _ports: &[String], sent: &Query, a: &Answer) -> Next {
         // A DELETE of an object that is gone already succeeds: the undo is
         // idempotent.

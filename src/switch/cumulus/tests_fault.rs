@@ -146,7 +146,12 @@ fn the_apply_records_the_flap_before_the_linux_change() {
     let Query::Argv(a) = &c.apply[1] else {
         panic!()
     };
-    assert!(a[2].starts_with(SUDO_UNLESS_ROOT), "{}", a[2]);
+    // The tag stays first: the undo finds an apply still running by it.
+    assert!(
+        a[2].starts_with(&format!(": rocegate-apply x-1; {SUDO_UNLESS_ROOT}; ")),
+        "{}",
+        a[2]
+    );
     assert!(
         a[2].contains("$S setsid sh -c") && a[2].contains("$S ip link set dev swp9 down"),
         "{}",

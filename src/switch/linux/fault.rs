@@ -47,7 +47,14 @@ impl Privilege {
     pub fn sh(self, script: String) -> Query {
         match self {
             Privilege::AsIs => sh(script),
-            Privilege::SudoUnlessRoot => sh(format!("{SUDO_UNLESS_ROOT}; {script}")),
+            // A script's leading `: rocegate-… ID;` stays first: it is
+            // what `pgrep -f '^sh -c : rocegate-…'` finds the script by.
+            Privilege::SudoUnlessRoot => match script.split_once("; ") {
+                Some((tag, rest)) if tag.starts_with(": rocegate-") => {
+                    sh(format!("{tag}; {SUDO_UNLESS_ROOT}; {rest}"))
+                }
+                _ => sh(format!("{SUDO_UNLESS_ROOT}; {script}")),
+            },
         }
     }
 
@@ -429,11 +436,11 @@ impl Linux {
                 let apply = format!(
                     ": rocegate-apply {id}; {may}for t in setsid pkill pgrep; do command -v $t >/dev/null 2>&1 || {{ echo \"rocegate: $t is not installed: no dead-man switch, nothing changed\" >&2; exit 97; }}; done; \
 {root}setsid sh -c {} </dev/null >/dev/null 2>&1 & \
-i=0; until pgrep -f {} >/dev/null; do i=$((i+1)); if [ $i -ge 40 ]; then echo 'rocegate: the dead-man timer did not start: nothing changed' >&2; exit 98; fi; sleep 0.05; done; \
+i=0; until pgrep -f {p} >/dev/null; do i=$((i+1)); if [ $i -ge 40 ]; then {root}pkill -f {p}; echo 'rocegate: the dead-man timer did not start: nothing changed' >&2; exit 98; fi; sleep 0.05; done; \
 {}",
                     quote(&timer),
-                    quote(&pattern),
-                    apply.join(" && ")
+                    apply.join(" && "),
+                    p = quote(&pattern),
                 );
                 Change {
                     apply: vec![privilege.sh(apply)],
