@@ -41,7 +41,11 @@ pub fn resolve_neighbor(inv: &Inventory, n: &LldpNeighbor) -> Heard {
     // controller, ACI's behind their APIC, share the controller's).
     let by_address = || {
         let ip = n.mgmt_ip.as_deref()?;
-        let mut at = inv.switches.iter().enumerate().filter(|(_, s)| s.address == ip);
+        let mut at = inv
+            .switches
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.address == ip);
         match (at.next(), at.next()) {
             (Some((k, _)), None) => Some(k),
             _ => None,

@@ -1594,9 +1594,9 @@ pub(crate) mod testutil {
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod tests_api;
-#[cfg(test)]
 mod tests_aci;
+#[cfg(test)]
+mod tests_api;
 #[cfg(test)]
 mod tests_config;
 #[cfg(test)]

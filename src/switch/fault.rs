@@ -34,7 +34,6 @@ use serde::{Deserialize, Serialize};
 
 use super::{Answer, Query};
 
-
 /// Exit statuses of an apply script that stopped before it changed
 /// anything: 96 the account may not sudo, 97 a dead-man tool is missing,
 /// 98 the dead-man would not arm.

@@ -458,7 +458,12 @@ impl Platform for Aci {
         ]
     }
 
-    fn parse_counters(&self, _port: &str, q: &Query, a: &Answer) -> Result<Vec<Reading>, ParseError> {
+    fn parse_counters(
+        &self,
+        _port: &str,
+        q: &Query,
+        a: &Answer,
+    ) -> Result<Vec<Reading>, ParseError> {
         let kind = counter_kind(q);
         let fail = |e: String| ParseError(format!("{kind}: {e}"));
         match kind {

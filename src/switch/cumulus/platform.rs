@@ -133,7 +133,12 @@ impl Platform for Cumulus {
         ]
     }
 
-    fn parse_counters(&self, _port: &str, q: &Query, a: &Answer) -> Result<Vec<Reading>, ParseError> {
+    fn parse_counters(
+        &self,
+        _port: &str,
+        q: &Query,
+        a: &Answer,
+    ) -> Result<Vec<Reading>, ParseError> {
         match self.counter_source(q) {
             STATS => super::parse_link_stats(&a.text).map(|r| r.readings),
             QOS => super::parse_qos_counters(&a.text).map(|r| r.readings),

@@ -459,7 +459,12 @@ impl Platform for Eos {
             .collect()
     }
 
-    fn parse_counters(&self, _port: &str, q: &Query, a: &Answer) -> Result<Vec<Reading>, ParseError> {
+    fn parse_counters(
+        &self,
+        _port: &str,
+        q: &Query,
+        a: &Answer,
+    ) -> Result<Vec<Reading>, ParseError> {
         let (i, port) = counter_of(q).ok_or_else(|| {
             ParseError(format!(
                 "`{}` is not a counter read of the eos platform",
@@ -560,10 +565,7 @@ impl Platform for Eos {
         SwitchConfig {
             nos_version,
             pfc_watchdog: unknown(switch, "the PFC watchdog"),
-            dscp_prio: crate::switch::config::dscp_not_read(
-                switch,
-                "`show qos maps` is not read",
-            ),
+            dscp_prio: crate::switch::config::dscp_not_read(switch, "`show qos maps` is not read"),
             ports,
         }
     }

@@ -65,7 +65,12 @@ impl Platform for Linux {
             .collect()
     }
 
-    fn parse_counters(&self, _port: &str, q: &Query, a: &Answer) -> Result<Vec<Reading>, ParseError> {
+    fn parse_counters(
+        &self,
+        _port: &str,
+        q: &Query,
+        a: &Answer,
+    ) -> Result<Vec<Reading>, ParseError> {
         match self.counter_source(q) {
             "ethtool -S" => counters::parse_ethtool_stats(&a.text),
             "ip -s -s -j link" => counters::parse_ip_link_json(&a.text)

@@ -356,7 +356,12 @@ impl Platform for Nxos {
             .collect()
     }
 
-    fn parse_counters(&self, _port: &str, query: &Query, a: &Answer) -> Result<Vec<Reading>, ParseError> {
+    fn parse_counters(
+        &self,
+        _port: &str,
+        query: &Query,
+        a: &Answer,
+    ) -> Result<Vec<Reading>, ParseError> {
         let (i, port) = counter_of(query).ok_or_else(|| {
             ParseError(format!(
                 "`{}` is not a counter read of the nxos platform",
