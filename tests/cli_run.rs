@@ -29,8 +29,10 @@ fn virtual_records(dir: &Path) -> Vec<serde_json::Value> {
         .map(|l| {
             let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
             if let Some(o) = v.as_object_mut() {
+                // Wall clock, and the run id made from it and the pid.
                 o.remove("started_at");
                 o.remove("ended_at");
+                o.remove("run_id");
             }
             v
         })

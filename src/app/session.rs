@@ -199,6 +199,7 @@ impl Session<'_> {
     fn run_started(&self, engine: &crate::runner::Engine) -> Record {
         let (a, i) = (self.held.checked.args, &self.held.checked.inputs);
         let mut rs = engine.run_started(a.narrow.seed, rfc3339(self.held.started));
+        rs.run_id = self.held.run_id.clone();
         let n = narrowing(&a.narrow);
         rs.inputs = Some(Box::new(RunInputs {
             inventory: i.inventory_text.clone(),

@@ -215,6 +215,10 @@ pub struct RunStarted {
     pub environment: String,
     pub transport: String,
     pub seed: u64,
+    /// The id the run holds the fabric's lock and journals its faults
+    /// under (`<stamp>-<pid>`); empty in logs written before it was kept.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub run_id: String,
     /// UTC, RFC 3339.
     pub started_at: String,
     pub inventory: InputFile,

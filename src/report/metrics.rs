@@ -112,12 +112,19 @@ fn value(v: f64) -> String {
     }
 }
 
-/// The run's id, from its `run_started` record alone: `<suite>-<UTC start
-/// stamp>`, the name `rocegate run` gives a run directory by default.
+/// The run's id, from its `run_started` record alone: the id the run
+/// locked the fabric and journaled its faults under, or for an older log
+/// `<suite>-<UTC start stamp>`, the name `rocegate run` gives a run
+/// directory by default.
 pub fn run_id(records: &[Record]) -> String {
     let Some(s) = super::events::run_started(records) else {
         return "unknown".into();
     };
+    // The id its lock and fault journal use; a log from before it was
+    // kept falls back to the run directory's default name.
+    if !s.run_id.is_empty() {
+        return s.run_id.clone();
+    }
     match parse_time(&s.started_at) {
         Some(t) => format!(
             "{}-{:04}{:02}{:02}T{:02}{:02}{:02}Z",

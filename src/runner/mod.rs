@@ -167,6 +167,7 @@ impl Engine<'_> {
             environment: format!("{:?}", self.inv.fabric.environment).to_lowercase(),
             transport: self.transport.describe(),
             seed,
+            run_id: String::new(),
             started_at,
             inventory: InputFile {
                 path: self.inv.source.path.clone(),
