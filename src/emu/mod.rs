@@ -1611,3 +1611,5 @@ mod tests_noise;
 mod tests_series;
 #[cfg(test)]
 mod tests_sonic;
+#[cfg(test)]
+mod tests_switch_harness;

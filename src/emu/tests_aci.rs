@@ -5,14 +5,15 @@
 
 use std::time::Duration;
 
+use super::tests_switch_harness::{answers, batched as api, bw_pair, line};
 use super::Emulator;
 use crate::config::check::parse_inventory;
 use crate::config::model::Inventory;
 use crate::counters::{Canonical, Reading};
 use crate::exec::apicall::{self, Call, CallResult};
-use crate::exec::types::{Invocation, InvocationOutput, Role, StepCommands};
+use crate::exec::types::{Invocation, InvocationOutput, StepCommands};
 use crate::switch::fault::{Action, Next, State};
-use crate::switch::{self, Answer, Fact, Platform, Query};
+use crate::switch::{self, Fact, Platform};
 
 const POD: &str = include_str!("../../inventory/emulated-aci.yaml");
 
@@ -24,43 +25,8 @@ fn platform() -> &'static dyn Platform {
     switch::platform(crate::config::inventory::SwitchDriver::Aci)
 }
 
-fn line(host: &str, argv: Vec<String>, secs: f64) -> Invocation {
-    Invocation {
-        host: host.into(),
-        argv,
-        env: Vec::new(),
-        role: Role::Probe,
-        timeout: Duration::from_secs(60),
-        at: Duration::from_secs_f64(secs),
-    }
-}
-
-/// The queries as one invocation at `secs`.
-fn api(host: &str, qs: &[Query], secs: f64) -> Invocation {
-    let mut i = switch::invocation(host, qs, Duration::from_secs(60), Duration::ZERO);
-    i.at = Duration::from_secs_f64(secs);
-    i
-}
-
 fn step(invocations: Vec<Invocation>) -> StepCommands {
     StepCommands { invocations }
-}
-
-fn bw_pair(server: &str, client: &str) -> StepCommands {
-    let s = "ib_write_bw -d mlx5_0 -x 3 -F --report_gbits -s 1048576 -D 10 -p 18515";
-    let words = |l: &str| l.split_whitespace().map(String::from).collect();
-    let mut srv = line(server, words(s), 0.0);
-    srv.role = Role::Server;
-    let mut cli = line(client, words(&format!("{s} {server}.mgmt")), 0.0);
-    cli.role = Role::Client;
-    step(vec![srv, cli])
-}
-
-fn answers(qs: &[Query], o: &InvocationOutput) -> Vec<Answer> {
-    assert!(o.failure.is_none(), "{o:?}");
-    let a = switch::answers(qs, o);
-    assert_eq!(a.len(), qs.len());
-    a
 }
 
 fn total(r: &[Reading], c: Canonical) -> Option<u64> {

@@ -5,13 +5,16 @@
 
 use std::time::Duration;
 
+use super::tests_switch_harness::{
+    answers, batched as api, bw_pair, counters, line as inv_at, total as sum,
+};
 use super::Emulator;
 use crate::config::check::parse_inventory;
 use crate::config::model::Inventory;
-use crate::counters::{Canonical, Reading};
-use crate::exec::types::{Invocation, InvocationOutput, Role, StepCommands};
+use crate::counters::Canonical;
+use crate::exec::types::{InvocationOutput, StepCommands};
 use crate::switch::fault::{Action, Next, State};
-use crate::switch::{self, Answer, Platform, Query};
+use crate::switch::{self, Platform, Query};
 
 /// The embedded pod with every switch on `driver` (ports renamed as it
 /// names them), or with only the leaves on it.
@@ -48,65 +51,6 @@ fn pod(driver: &str, leaves_only: bool) -> Inventory {
         out.push(l);
     }
     parse_inventory("pod.yaml", &out.join("\n")).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn inv_at(host: &str, argv: Vec<String>, secs: f64) -> Invocation {
-    Invocation {
-        host: host.into(),
-        argv,
-        env: Vec::new(),
-        role: Role::Probe,
-        timeout: Duration::from_secs(60),
-        at: Duration::from_secs_f64(secs),
-    }
-}
-
-/// The queries as one invocation at `secs`.
-fn api(host: &str, qs: &[Query], secs: f64) -> Invocation {
-    let mut i = switch::invocation(host, qs, Duration::from_secs(60), Duration::ZERO);
-    i.at = Duration::from_secs_f64(secs);
-    i
-}
-
-fn bw_pair(server: &str, client: &str) -> StepCommands {
-    let s = "ib_write_bw -d mlx5_0 -x 3 -F --report_gbits -s 1048576 -D 10 -p 18515";
-    let words = |l: &str| l.split_whitespace().map(String::from).collect();
-    let mut srv = inv_at(server, words(s), 0.0);
-    srv.role = Role::Server;
-    let mut cli = inv_at(client, words(&format!("{s} {server}.mgmt")), 0.0);
-    cli.role = Role::Client;
-    StepCommands {
-        invocations: vec![srv, cli],
-    }
-}
-
-fn answers(qs: &[Query], o: &InvocationOutput) -> Vec<Answer> {
-    assert!(o.failure.is_none(), "{o:?}");
-    let a = switch::answers(qs, o);
-    assert_eq!(a.len(), qs.len());
-    a
-}
-
-/// The port's own total (not its per-priority or per-queue counts).
-fn sum(r: &[Reading], c: Canonical) -> u64 {
-    r.iter()
-        .filter(|x| x.canonical == c && x.priority.is_none() && x.queue.is_none())
-        .map(|x| x.value)
-        .sum()
-}
-
-/// Every counter query of `port`, parsed; the readings of each.
-fn counters(p: &dyn Platform, o: &InvocationOutput, port: &str) -> Vec<Vec<Reading>> {
-    let qs = p.counter_queries(port);
-    answers(&qs, o)
-        .iter()
-        .zip(&qs)
-        .map(|(a, q)| {
-            assert_eq!(a.exit, Some(0), "{}: {}", q.display(), a.text);
-            p.parse_counters("", q, a)
-                .unwrap_or_else(|e| panic!("{}: {e}\n{}", q.display(), a.text))
-        })
-        .collect()
 }
 
 /// A rail pair through one leaf: the leaf's port to the server counts what

@@ -3,76 +3,18 @@
 //! `sh -c` per switch, answers split by `switch::answers` and read by the
 //! platform's own parsers.
 
-use std::time::Duration;
-
+use super::tests_switch_harness::{answers, batched as composed, bw_pair, counters, line, total};
 use super::Emulator;
 use crate::config::check::parse_inventory;
 use crate::config::model::Inventory;
-use crate::counters::{Canonical, Reading};
-use crate::exec::types::{Invocation, InvocationOutput, Role, StepCommands};
+use crate::counters::Canonical;
+use crate::exec::types::StepCommands;
 use crate::switch::fault::Action;
-use crate::switch::{self, Answer, Fact, Platform, Query};
+use crate::switch::{self, Fact, Query};
 
 fn pod() -> Inventory {
     let text = include_str!("../../inventory/emulated-cumulus.yaml");
     parse_inventory("emulated-cumulus.yaml", text).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn line(host: &str, argv: Vec<String>, secs: f64) -> Invocation {
-    Invocation {
-        host: host.into(),
-        argv,
-        env: Vec::new(),
-        role: Role::Probe,
-        timeout: Duration::from_secs(60),
-        at: Duration::from_secs_f64(secs),
-    }
-}
-
-/// The queries as one composed invocation at `secs`.
-fn composed(host: &str, qs: &[Query], secs: f64) -> Invocation {
-    let mut i = switch::invocation(host, qs, Duration::from_secs(60), Duration::ZERO);
-    i.at = Duration::from_secs_f64(secs);
-    i
-}
-
-fn bw_pair(server: &str, client: &str) -> StepCommands {
-    let s = "ib_write_bw -d mlx5_0 -x 3 -F --report_gbits -s 1048576 -D 10 -p 18515";
-    let words = |l: &str| l.split_whitespace().map(String::from).collect();
-    let mut srv = line(server, words(s), 0.0);
-    srv.role = Role::Server;
-    let mut cli = line(client, words(&format!("{s} {server}.mgmt")), 0.0);
-    cli.role = Role::Client;
-    StepCommands {
-        invocations: vec![srv, cli],
-    }
-}
-
-fn answers(qs: &[Query], o: &InvocationOutput) -> Vec<Answer> {
-    assert!(o.failure.is_none(), "{o:?}");
-    let a = switch::answers(qs, o);
-    assert_eq!(a.len(), qs.len());
-    a
-}
-
-fn total(r: &[Reading], c: Canonical) -> u64 {
-    r.iter()
-        .filter(|x| x.canonical == c && x.priority.is_none() && x.queue.is_none())
-        .map(|x| x.value)
-        .sum()
-}
-
-fn counters(p: &dyn Platform, o: &InvocationOutput, port: &str) -> Vec<Vec<Reading>> {
-    let qs = p.counter_queries(port);
-    answers(&qs, o)
-        .iter()
-        .zip(&qs)
-        .map(|(a, q)| {
-            assert_eq!(a.exit, Some(0), "{}: {}", q.display(), a.text);
-            p.parse_counters("", q, a)
-                .unwrap_or_else(|e| panic!("{}: {e}\n{}", q.display(), a.text))
-        })
-        .collect()
 }
 
 /// A rail pair through one leaf, read once it has ended: the link stats
