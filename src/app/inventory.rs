@@ -70,25 +70,8 @@ pub fn write_output(path: Option<&str>, text: &str) -> Result<(), AppError> {
         let _ = std::io::stdout().write_all(text.as_bytes());
         return Ok(());
     };
-    let p = Path::new(path);
-    let dir = p
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let file = p
-        .file_name()
-        .ok_or_else(|| AppError::Input(format!("-o {}: not a file name", quote(path))))?;
-    let tmp = dir.join(format!(
-        ".{}.rocegate-{}.tmp",
-        file.to_string_lossy(),
-        std::process::id()
-    ));
-    let done = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, p));
-    if let Err(e) = done {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(AppError::Input(format!("{path}: cannot write: {e}")));
-    }
-    Ok(())
+    crate::report::raw::write_atomic(Path::new(path), text.as_bytes())
+        .map_err(|e| AppError::Input(format!("{path}: cannot write: {e}")))
 }
 
 /// The `--slurm` argument's text: standard input for `-`, a file's content

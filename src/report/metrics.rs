@@ -24,7 +24,6 @@
 //! the budget was.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::events::{Record, VerdictRecord};
@@ -620,28 +619,6 @@ fn counter_deltas(records: &[Record]) -> (Counters, Counters) {
     (nic, port)
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory
-/// (hidden, not `*.prom`, so a textfile collector never reads half a file)
-/// and a rename; on any error `path` is left as it was.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
 const NO_START: &str =
     "no metrics: results.jsonl has no run_started record, so the fabric and suite are unknown";
 
@@ -655,7 +632,7 @@ pub fn write(dir: &Path, records: &[Record]) -> Result<PathBuf, String> {
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("--metrics-dir {}: cannot create: {e}", dir.display()))?;
     let path = dir.join(name);
-    write_atomic(&path, render(records).text.as_bytes())
+    super::raw::write_atomic(&path, render(records).text.as_bytes())
         .map_err(|e| format!("{}: cannot write the metrics: {e}", path.display()))?;
     Ok(path)
 }
@@ -787,24 +764,6 @@ mod tests {
         assert_eq!(base64url(b"a"), "YQ==");
         assert_eq!(base64url(b"ab"), "YWI=");
         assert_eq!(path_value("suite", "a/b"), "suite@base64/YS9i");
-    }
-
-    #[test]
-    fn atomic_write_replaces_whole_and_leaves_no_temporary() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("rocegate_f_s.prom");
-        std::fs::write(&p, "old\n").unwrap();
-        write_atomic(&p, b"new\n").unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new\n");
-        let names: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        assert_eq!(names, vec!["rocegate_f_s.prom".to_string()]);
-        // A directory that does not exist: an error, nothing written.
-        let missing = dir.path().join("no/such/x.prom");
-        assert!(write_atomic(&missing, b"x").is_err());
-        assert!(!missing.exists());
     }
 
     /// Two nodes of one NIC each on one leaf, a spine cable, one failing
