@@ -37,6 +37,12 @@ usage: lab.sh up [--mgmt-hosts N]   build the lab (tearing down any old one), th
        lab.sh swap HOST HOST        swap two hosts' cables at their leaf (both on one leaf);
                                     run it again to put them back
        lab.sh exec NODE CMD...      run CMD in NODE's network, UTS and mount namespaces
+       lab.sh slurm-up              start Slurm on the running lab (munged, slurmctld, a
+                                    slurmd per host), wait until every host is idle
+       lab.sh slurm-check           verify Slurm: srun, salloc + --overlap step, sbcast,
+                                    stdin EOF and SIGKILL of a step's srun, drain
+       lab.sh slurm-down            stop every Slurm daemon and job, delete its state
+                                    (down does this too)
 EOF
 }
 
@@ -118,14 +124,10 @@ require_root() {
   fi
 }
 
-require_tools() {
+# Dies naming each missing binary and the Debian package to install, given PATH:PACKAGE entries.
+require_paths() {
   local missing=() pkgs=() entry path pkg
-  for entry in \
-    /usr/sbin/sshd:openssh-server /usr/bin/ssh:openssh-client /usr/bin/ssh-keygen:openssh-client \
-    /usr/lib/frr/zebra:frr /usr/lib/frr/bgpd:frr /usr/bin/vtysh:frr /usr/lib/frr/frrinit.sh:frr \
-    /usr/sbin/lldpd:lldpd /usr/sbin/lldpcli:lldpd /usr/bin/iperf3:iperf3 \
-    /usr/bin/ib_write_bw:perftest /usr/sbin/tc:iproute2 /usr/sbin/ip:iproute2 \
-    /usr/bin/nsenter:util-linux /usr/bin/unshare:util-linux; do
+  for entry in "$@"; do
     path=${entry%%:*}
     pkg=${entry#*:}
     if [[ ! -x $path ]]; then
@@ -138,6 +140,15 @@ require_tools() {
     printf 'lab: install with: apt-get install -y %s\n' "${pkgs[*]}" >&2
     exit 1
   fi
+}
+
+require_tools() {
+  require_paths \
+    /usr/sbin/sshd:openssh-server /usr/bin/ssh:openssh-client /usr/bin/ssh-keygen:openssh-client \
+    /usr/lib/frr/zebra:frr /usr/lib/frr/bgpd:frr /usr/bin/vtysh:frr /usr/lib/frr/frrinit.sh:frr \
+    /usr/sbin/lldpd:lldpd /usr/sbin/lldpcli:lldpd /usr/bin/iperf3:iperf3 \
+    /usr/bin/ib_write_bw:perftest /usr/sbin/tc:iproute2 /usr/sbin/ip:iproute2 \
+    /usr/bin/nsenter:util-linux /usr/bin/unshare:util-linux
   id frr >/dev/null 2>&1 || die "user frr does not exist (reinstall the Debian package frr)"
 }
 
@@ -164,6 +175,8 @@ lab_pids() {
 
 lab_down() {
   local pids pid deadline ns
+  # munged and slurmctld live in the root namespace: the namespace sweep below misses them.
+  slurm_down
   pids=$(lab_pids | sort -u)
   if [[ -n $pids ]]; then
     # shellcheck disable=SC2086
@@ -193,14 +206,16 @@ lab_down() {
 # the node's config over /etc/frr on switches, its own /etc/hosts and /etc/resolv.conf (no
 # DNS in the lab: lldpd's FQDN lookup otherwise stalls 10 s on an unreachable resolver) and
 # an empty home for root (the build machine's ~/.bashrc would run in every ssh session and
-# vtysh would write its history there), records its pid and sleeps until killed.
+# vtysh would write its history there), records its pid and sleeps until killed. /run may
+# hold up to 512 MiB (tmpfs takes memory only as it fills): rocegate's slurm transport puts
+# its node agent there with sbcast, and a debug build is about 180 MiB.
 # shellcheck disable=SC2016
 readonly HOLDER='
 set -e
 node=$1 state=$2
 d=$state/$node
 echo "$node" > /proc/sys/kernel/hostname
-mount -t tmpfs -o mode=0755,size=32m "rgl-$node-run" "$d/run"
+mount -t tmpfs -o mode=0755,size=512m "rgl-$node-run" "$d/run"
 mkdir -p "$d/run/rocegate-lab" "$d/run/sshd" "$d/run/lldpd"
 install -d -o frr -g frr -m 0755 "$d/run/frr"
 mount --bind "$state" "$d/run/rocegate-lab"
@@ -614,6 +629,347 @@ lab_check() {
     "host1 reaches host4 across the fabric, lldp host1 eth1 sees leaf1 swp1"
 }
 
+# --- slurm ----------------------------------------------------------------------------------
+
+# A real Slurm cluster over the lab (README.md, "Slurm in the lab"): one munged and slurmctld
+# in the root namespace, one slurmd per host inside the host's namespaces. Every file lives
+# under $SLURM_DIR, which each node sees through its /run/rocegate-lab bind.
+readonly SLURM_DIR=$STATE/slurm
+readonly SLURM_CONF_FILE=$SLURM_DIR/slurm.conf
+readonly MUNGE_SOCKET=$STATE/munge/munge.socket.2
+readonly SLURM_CTL_NAME=rglctl
+readonly SLURM_TIMEOUT_S=${LAB_SLURM_TIMEOUT_S:-60}
+
+require_slurm_tools() {
+  require_paths \
+    /usr/sbin/munged:munge /usr/sbin/mungekey:munge /usr/sbin/slurmctld:slurmctld \
+    /usr/sbin/slurmd:slurmd /usr/bin/srun:slurm-client /usr/bin/salloc:slurm-client \
+    /usr/bin/sbcast:slurm-client /usr/bin/scontrol:slurm-client /usr/bin/sinfo:slurm-client
+}
+
+# Every Slurm client of the lab runs in the root namespace with the lab's configuration.
+lab_slurm() { SLURM_CONF=$SLURM_CONF_FILE "$@"; }
+
+# CPUs, sockets, cores and memory as slurmd detects them here; every host is this machine.
+slurm_node_hw() {
+  slurmd -C 2>/dev/null | awk 'NR == 1 {sub(/^NodeName=[^ ]* /, ""); print}'
+}
+
+slurm_conf() {
+  local hw=$1
+  cat <<EOF
+# rocegate lab: written by tests/lab/lab.sh slurm-up; clients use SLURM_CONF=$SLURM_CONF_FILE
+ClusterName=rocegate-lab
+# slurmctld runs in the root network namespace (the bridge address) under its own hostname.
+SlurmctldHost=$SLURM_CTL_NAME(198.18.0.1)
+SlurmctldPort=6817
+SlurmdPort=6818
+# One munged for the whole lab; every node sees its socket through /run/rocegate-lab.
+# cred/munge reads AuthInfo as auth/munge does (22.05), so one line serves both.
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$MUNGE_SOCKET
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$SLURM_DIR/ctld
+SlurmdSpoolDir=$SLURM_DIR/spool/%n
+SlurmctldPidFile=$SLURM_DIR/slurmctld.pid
+SlurmdPidFile=$SLURM_DIR/slurmd-%n.pid
+SlurmctldLogFile=$SLURM_DIR/slurmctld.log
+SlurmdLogFile=$SLURM_DIR/slurmd-%n.log
+SlurmctldDebug=info
+SlurmdDebug=info
+# Nodes share the machine's cgroups: no cgroup plugin anywhere.
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+SwitchType=switch/none
+MpiDefault=none
+# No slurmdbd: only finished jobs (not steps) are kept, for sacct -c.
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/filetxt
+JobCompLoc=$SLURM_DIR/jobcomp.txt
+# Whole cores, memory not a consumable: a job on a host leaves room for another.
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+# The hosts share 2 CPUs and one memory: trust the lines below, never drain on a mismatch.
+SlurmdParameters=config_overrides
+# The build machine's rlimits are not the lab's business.
+PropagateResourceLimits=NONE
+# A host that comes back (slurmd restarted, lab rebuilt) is schedulable at once; a finished
+# job leaves squeue after 2 s; a cancelled step's tasks get SIGKILL 2 s after SIGTERM.
+ReturnToService=2
+MinJobAge=2
+KillWait=2
+SlurmdTimeout=30
+# An salloc --no-shell allocation has no srun to ping: never end it for inactivity.
+InactiveLimit=0
+NodeName=host[1-4] NodeAddr=198.18.0.1[1-4] $hw State=UNKNOWN
+PartitionName=lab Nodes=host[1-4] Default=YES MaxTime=INFINITE State=UP
+EOF
+}
+
+# Root-namespace daemons of the lab's Slurm (munged, slurmctld), found by the lab paths on
+# their command line, so a lost pid file or a stranger with a reused pid never matters.
+slurm_root_pids() {
+  local f pid cmd
+  for f in /proc/[0-9]*/cmdline; do
+    pid=${f#/proc/}
+    pid=${pid%/cmdline}
+    cmd=$(tr '\0' ' ' 2>/dev/null <"$f") || continue
+    case $cmd in
+      *"--socket=$MUNGE_SOCKET "* | *"slurmctld -f $SLURM_CONF_FILE "*) echo "$pid" ;;
+    esac
+  done
+}
+
+# Slurm clients of the lab (srun, salloc, sbcast...): found by SLURM_CONF in their
+# environment. srun outlives a dead controller and ignores SIGTERM while it cannot reach it.
+slurm_client_pids() {
+  local f pid comm
+  for f in /proc/[0-9]*/comm; do
+    pid=${f#/proc/}
+    pid=${pid%/comm}
+    read -r comm 2>/dev/null <"$f" || continue
+    case $comm in
+      srun | salloc | sbatch | sbcast | sattach | scancel | scontrol | sinfo | squeue | sacct) ;;
+      *) continue ;;
+    esac
+    tr '\0' '\n' 2>/dev/null <"/proc/$pid/environ" | grep -qxF "SLURM_CONF=$SLURM_CONF_FILE" &&
+      echo "$pid"
+  done
+  return 0
+}
+
+# slurmd, slurmstepd and every job task in the lab hosts: the slurm daemons in a host's
+# network namespace and all their descendants.
+slurm_node_pids() {
+  local host pid comm roots=()
+  for host in "${HOSTS[@]}"; do
+    for pid in $(ip netns pids "$NS_PREFIX$host" 2>/dev/null); do
+      comm=$(cat "/proc/$pid/comm" 2>/dev/null) || continue
+      [[ $comm == slurmd || $comm == slurmstepd ]] && roots+=("$pid")
+    done
+  done
+  ((${#roots[@]})) || return 0
+  ps -e -o pid=,ppid= | awk -v roots="${roots[*]}" '
+    BEGIN {split(roots, r, " "); for (i in r) keep[r[i]] = 1}
+    {parent[$1] = $2}
+    END {
+      do {
+        grew = 0
+        for (p in parent) if (!(p in keep) && (parent[p] in keep)) {keep[p] = 1; grew = 1}
+      } while (grew)
+      for (p in keep) print p
+    }'
+}
+
+# Sends SIGTERM to a list of pids (one string), then SIGKILL to those alive after 5 s.
+kill_and_wait() {
+  local pids=$1 pid deadline=$((SECONDS + 5))
+  [[ -n ${pids// /} ]] || return 0
+  # shellcheck disable=SC2086
+  kill -TERM $pids 2>/dev/null || true
+  while ((SECONDS < deadline)); do
+    # A zombie counts as gone: its parent (slurmd, or init) reaps it in its own time.
+    pids=$(for pid in $pids; do
+      [[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) =~ ^[^Z]$ ]] && echo "$pid"
+    done || true)
+    [[ -z $pids ]] && return 0
+    sleep 0.1
+  done
+  # shellcheck disable=SC2086
+  kill -KILL $pids 2>/dev/null || true
+}
+
+slurm_down() {
+  local pids
+  # Clients and everything of the jobs at once with SIGKILL: slurmstepd sat out SIGTERM for
+  # the full 5 s here, and nothing of theirs outlives the state directory removed below.
+  pids=$(slurm_client_pids; slurm_node_pids)
+  # shellcheck disable=SC2086
+  [[ -z ${pids//[[:space:]]/} ]] || kill -KILL $pids 2>/dev/null || true
+  kill_and_wait "$(slurm_root_pids)"
+  rm -rf "$SLURM_DIR" "$STATE/munge"
+}
+
+start_munged() {
+  local d=$SLURM_DIR/munge
+  install -d -m 0700 "$d"
+  install -d -m 0755 "$STATE/munge"
+  mungekey --create --keyfile="$d/munge.key" --bits=1024
+  chmod 0400 "$d/munge.key"
+  munged --socket="$MUNGE_SOCKET" --key-file="$d/munge.key" --pid-file="$d/munged.pid" \
+    --seed-file="$d/munged.seed" --log-file="$d/munged.log" --origin=198.18.0.1 \
+    </dev/null >>"$d/munged.out" 2>&1 || die "munged did not start: $(cat "$d/munged.out" "$d/munged.log" 2>/dev/null)"
+}
+
+# slurmctld insists that its own hostname is SlurmctldHost's: a UTS namespace of its own
+# gives it one without renaming the build machine.
+start_slurmctld() {
+  # shellcheck disable=SC2016
+  setsid unshare --uts sh -c 'echo "$1" >/proc/sys/kernel/hostname && shift && exec "$@"' \
+    sh "$SLURM_CTL_NAME" \
+    slurmctld -f "$SLURM_CONF_FILE" </dev/null >>"$SLURM_DIR/slurmctld.out" 2>&1 ||
+    die "slurmctld did not start: $(tail -n 20 "$SLURM_DIR/slurmctld.out" "$SLURM_DIR/slurmctld.log" 2>/dev/null)"
+}
+
+start_slurmd() {
+  node_spawn "$1" slurmd -f "$SLURM_CONF_FILE" ||
+    die "slurmd on $1 did not start: $(tail -n 20 "$STATE/$1/daemons.log" "$SLURM_DIR/slurmd-$1.log" 2>/dev/null)"
+}
+
+# Prints nothing and returns 0 once every host is idle; otherwise prints the node states.
+check_slurm_idle() {
+  local out
+  out=$(lab_slurm sinfo -N -h -o '%N|%T' 2>&1) || { echo "sinfo failed: $out"; return 1; }
+  [[ $(sort <<<"$out" | tr '\n' ' ') == "host1|idle host2|idle host3|idle host4|idle " ]] && return 0
+  echo "nodes not idle: $(tr '\n' ' ' <<<"$out")"
+  return 1
+}
+
+wait_slurm_idle() {
+  local deadline=$((SECONDS + SLURM_TIMEOUT_S)) msg
+  until msg=$(check_slurm_idle); do
+    if ((SECONDS >= deadline)); then
+      printf 'lab: slurm: not ready after %d s: %s\n' "$SLURM_TIMEOUT_S" "$msg" >&2
+      return 1
+    fi
+    sleep 0.5
+  done
+}
+
+slurm_up() {
+  local host t0=$EPOCHREALTIME hw
+  [[ -r $SSH_CONFIG ]] || die "no lab is running (run: lab.sh up)"
+  for host in "${HOSTS[@]}"; do holder_pid "$host" >/dev/null || die "node $host is not running"; done
+  [[ $SLURM_TIMEOUT_S =~ ^[0-9]+$ ]] ||
+    die "LAB_SLURM_TIMEOUT_S must be a whole number of seconds, not '$SLURM_TIMEOUT_S'"
+  if [[ -d $SLURM_DIR ]] || [[ -n $(slurm_root_pids) ]]; then
+    say "slurm: stopping the old cluster"
+    slurm_down
+  fi
+  # Debian's own services listen on the same ports in the root namespace; say so, not hang.
+  if ss -Hltn 'sport = :6817' 2>/dev/null | grep -q .; then
+    die "port 6817 (slurmctld) is taken in the root namespace: $(ss -Hltnp 'sport = :6817')"
+  fi
+  hw=$(slurm_node_hw)
+  [[ $hw == CPUs=* ]] || die "slurmd -C printed no hardware line"
+  install -d -m 0755 "$SLURM_DIR" "$SLURM_DIR/ctld" "$SLURM_DIR/spool"
+  for host in "${HOSTS[@]}"; do install -d -m 0755 "$SLURM_DIR/spool/$host"; done
+  slurm_conf "$hw" >"$SLURM_CONF_FILE"
+  # slurmd 22.05 initialises a cgroup plugin even when no plugin uses cgroups, and its
+  # default, autodetect, fails in a node: `ip netns exec` mounted a fresh /sys there, with
+  # nothing on /sys/fs/cgroup. cgroup/v1 loads without touching any cgroup.
+  printf '# rocegate lab: see slurm.conf\nCgroupPlugin=cgroup/v1\n' >"$SLURM_DIR/cgroup.conf"
+  say "slurm: starting munged, slurmctld ($SLURM_CTL_NAME, 198.18.0.1), slurmd on ${HOSTS[*]}"
+  start_munged
+  start_slurmctld
+  for host in "${HOSTS[@]}"; do start_slurmd "$host"; done
+  wait_slurm_idle || return 1
+  say "slurm up in $(elapsed "$t0") s: 4 hosts idle in partition lab; use SLURM_CONF=$SLURM_CONF_FILE"
+}
+
+# The allocation half of slurm-check, on job $1 (host1 and host2); the caller cancels it.
+slurm_check_alloc() {
+  local job=$1 out host want tmp
+  out=$(lab_slurm timeout 60 srun --jobid="$job" --overlap -N2 hostname 2>&1 | sort | tr '\n' ' ') || true
+  [[ $out == "host1 host2 " ]] ||
+    { echo "lab: slurm-check: srun --jobid=$job --overlap -N2 hostname printed: $out" >&2; return 1; }
+  want="rocegate sbcast $job $RANDOM"
+  tmp=$(mktemp)
+  echo "$want" >"$tmp"
+  out=$(lab_slurm timeout 60 sbcast --jobid="$job" --force "$tmp" /run/rocegate-sbcast-test 2>&1) ||
+    { rm -f "$tmp"; echo "lab: slurm-check: sbcast: $out" >&2; return 1; }
+  rm -f "$tmp"
+  for host in host1 host2; do
+    out=$(node_exec "$host" cat /run/rocegate-sbcast-test 2>&1) || true
+    [[ $out == "$want" ]] ||
+      { echo "lab: slurm-check: $host /run/rocegate-sbcast-test: $out" >&2; return 1; }
+    node_exec "$host" rm -f /run/rocegate-sbcast-test
+  done
+  [[ ! -e /run/rocegate-sbcast-test ]] ||
+    { echo "lab: slurm-check: sbcast wrote into the root namespace's /run" >&2; return 1; }
+}
+
+# Tasks of step-life checks, found by their exact command line in a host.
+slurm_marker_pids() {
+  local host pid
+  for host in host1 host2; do
+    for pid in $(ip netns pids "$NS_PREFIX$host" 2>/dev/null); do
+      [[ $(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline") == "sleep 3600 " ]] && echo "$pid"
+    done
+  done
+  return 0
+}
+
+# What rocegate relies on, in job $1: a closed stdin reaches every task as EOF and leaves the
+# step running; SIGKILL to srun (its own process only) cancels the step and ends its tasks.
+slurm_check_step_life() {
+  local job=$1 out=$SLURM_DIR/check-step.out pid step deadline=$((SECONDS + 20))
+  : >"$out"
+  # shellcheck disable=SC2016
+  SLURM_CONF=$SLURM_CONF_FILE srun --jobid="$job" --overlap -N2 --job-name=rgl-step-life \
+    sh -c 'cat >/dev/null; echo "eof $(hostname)"; exec sleep 3600' </dev/null >"$out" 2>&1 &
+  pid=$!
+  # Not this shell's job any more: no "Killed" report for it below.
+  disown "$pid"
+  until [[ $(grep -c '^eof host' "$out") == 2 ]]; do
+    if ((SECONDS >= deadline)); then
+      kill -KILL "$pid" 2>/dev/null || true
+      echo "lab: slurm-check: tasks did not report EOF on stdin: $(tr '\n' ' ' <"$out")" >&2
+      return 1
+    fi
+    sleep 0.1
+  done
+  step=$(lab_slurm squeue -h -s -j "$job" -o '%i %j' | awk '$2 == "rgl-step-life" {print $1}')
+  if [[ -z $step ]] || [[ -z $(slurm_marker_pids) ]]; then
+    kill -KILL "$pid" 2>/dev/null || true
+    echo "lab: slurm-check: after stdin EOF the step or its tasks are gone" >&2
+    return 1
+  fi
+  kill -KILL "$pid"
+  while lab_slurm squeue -h -s -j "$job" -o '%i' | grep -qxF "$step" ||
+    [[ -n $(slurm_marker_pids) ]]; do
+    if ((SECONDS >= deadline)); then
+      echo "lab: slurm-check: step $step still runs after SIGKILL to its srun" >&2
+      return 1
+    fi
+    sleep 0.1
+  done
+  rm -f "$out"
+}
+
+slurm_check() {
+  [[ -r $SLURM_CONF_FILE ]] || die "no lab slurm is running (run: lab.sh slurm-up)"
+  local t0=$EPOCHREALTIME out job rc=0
+  wait_slurm_idle || return 1
+
+  # srun in the root namespace: slurmd connects back to it over the bridge for the output.
+  out=$(lab_slurm timeout 60 srun -N4 --ntasks-per-node=1 hostname 2>&1 | sort | tr '\n' ' ') || true
+  [[ $out == "host1 host2 host3 host4 " ]] ||
+    { echo "lab: slurm-check: srun -N4 hostname printed: $out" >&2; return 1; }
+
+  out=$(lab_slurm timeout 60 salloc -N2 -w host1,host2 --no-shell 2>&1) || true
+  job=$(sed -n 's/.*Granted job allocation \([0-9]*\).*/\1/p' <<<"$out")
+  [[ -n $job ]] || { echo "lab: slurm-check: salloc --no-shell: $out" >&2; return 1; }
+  slurm_check_alloc "$job" && slurm_check_step_life "$job" || rc=$?
+  lab_slurm scancel "$job" || true
+  ((rc == 0)) || return 1
+
+  lab_slurm scontrol update NodeName=host3 State=DRAIN Reason=lab-check
+  out=$(lab_slurm sinfo -N -h -n host3 -o '%N|%T|%E' 2>&1) || true
+  [[ $out == "host3|drained|lab-check" ]] ||
+    { echo "lab: slurm-check: after DRAIN, sinfo: $out" >&2; return 1; }
+  lab_slurm scontrol update NodeName=host3 State=RESUME
+  wait_slurm_idle || return 1
+
+  say "slurm check ok in $(elapsed "$t0") s: srun -N4 hostname from the root namespace printed" \
+    "host1..host4; job $job (salloc --no-shell -w host1,host2) ran an --overlap step and sbcast" \
+    "a file into both hosts' private /run; a step's tasks saw EOF on stdin and kept" \
+    "running, SIGKILL to its srun ended the step; host3 drained and resumed"
+}
+
 # --- status, shape, exec --------------------------------------------------------------------
 
 # Daemons a node should run, as "NAME PIDFILE" with the pid file as seen inside the node.
@@ -696,7 +1052,7 @@ main() {
   local cmd=${1:-}
   (($#)) && shift
   case $cmd in
-    up | check | down | status | shape | swap | exec) ;;
+    up | check | down | status | shape | swap | exec | slurm-up | slurm-check | slurm-down) ;;
     -h | --help | help) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
   esac
@@ -708,6 +1064,9 @@ main() {
     status) lab_status ;;
     shape) lab_shape "$@" ;;
     swap) lab_swap "$@" ;;
+    slurm-up) require_slurm_tools; slurm_up ;;
+    slurm-check) slurm_check ;;
+    slurm-down) slurm_down ;;
     exec)
       (($# >= 2)) || die "usage: lab.sh exec NODE CMD..."
       node_exec "$@"
