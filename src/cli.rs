@@ -70,6 +70,14 @@ pub enum Command {
     /// Print the manual page (roff), generated from these definitions.
     #[command(after_help = examples::MAN)]
     Man,
+    /// The node agent of the slurm transport: runs this node's share of a
+    /// round's plan as one task of a Slurm step (started by rocegate
+    /// itself through srun, never by hand).
+    #[command(hide = true)]
+    SlurmTask {
+        /// The round's plan, broadcast to this node.
+        plan: String,
+    },
 }
 
 #[derive(Debug, Args, Clone)]

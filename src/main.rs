@@ -7,6 +7,9 @@ use rocegate::cli::{BaselineCommand, Cli, Command, InventoryCommand};
 
 fn main() {
     let cli = Cli::parse();
+    if let Some(Command::SlurmTask { plan }) = &cli.command {
+        std::process::exit(rocegate::exec::slurm::agent::main(plan));
+    }
     let command = cli.command.unwrap_or(Command::Run(cli.run));
     let result =
         rocegate::inputs::set_max_input_size(cli.max_input_size.as_deref()).and_then(|()| {
@@ -29,6 +32,7 @@ fn main() {
                 Command::Inventory(InventoryCommand::Discover(a)) => app::discover::discover(&a),
                 Command::Completions(a) => app::shell::completions(&a),
                 Command::Man => app::shell::man(),
+                Command::SlurmTask { .. } => unreachable!("handled before the inputs"),
             }
         });
     let code = match result {

@@ -45,6 +45,23 @@ pub fn state_base() -> Option<PathBuf> {
 }
 
 /// Checks one component: a plain file or directory name.
+/// A new directory `<tmp>/<prefix>-<pid>-<n>`, created exclusively and
+/// private (0700 from the start): a directory someone else made at the same
+/// predictable name is never used.
+pub fn private_temp_dir(prefix: &str) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    loop {
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("{prefix}-{}-{n}", std::process::id()));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 pub fn component(name: &str) -> Result<&str, Escape> {
     let why = if name.is_empty() {
         Some("an empty name")

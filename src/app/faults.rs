@@ -6,7 +6,6 @@
 use std::path::PathBuf;
 
 use crate::cli::RecoverArgs;
-use crate::config::inventory::TransportSpec;
 use crate::config::model::Inventory;
 use crate::exit::{AppError, INCOMPLETE, PASS};
 use crate::fault::journal::{self, Journal, Opened};
@@ -16,7 +15,7 @@ use crate::inputs;
 
 /// Whether faults on this inventory touch real devices (and so journal).
 pub fn journaled(inv: &Inventory) -> bool {
-    !matches!(inv.transport, TransportSpec::Emulated)
+    !inv.transport.emulated()
 }
 
 pub fn journal_path(inv: &Inventory, given: Option<&str>) -> Result<PathBuf, AppError> {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::audit::preflight::{self, HostReport};
 use crate::cli::{AuditArgs, ExecArgs, PreflightArgs};
-use crate::config::inventory::TransportSpec;
+use crate::config::inventory::{SlurmLauncher, TransportSpec};
 use crate::config::model::Inventory;
 use crate::config::units::parse_duration;
 use crate::exec::{Invocation, Role, StepCommands, Transport};
@@ -26,7 +26,7 @@ pub fn transport(
     let inner = host_transport(inv, seed, pace, reuse)?;
     // Switches reached over HTTPS (eos, nxos) take their calls beside the
     // hosts' transport; the emulated fabric answers them itself.
-    if matches!(inv.transport, TransportSpec::Emulated) {
+    if inv.transport.emulated() {
         return Ok(inner);
     }
     let mut api = Vec::new();
@@ -53,26 +53,57 @@ fn host_transport(
             inv, seed, pace,
         )),
         TransportSpec::Local => Box::new(crate::exec::local::LocalTransport::default()),
-        TransportSpec::Ssh(spec) => {
-            let mut spec = spec.clone();
-            if let Some(r) = reuse {
-                spec.control_master = r;
+        TransportSpec::Ssh(spec) => ssh_transport(inv, spec, reuse)?,
+        TransportSpec::Slurm(spec) => {
+            use crate::exec::slurm::{launch, SlurmTransport};
+            let nodes = inv.nodes.iter().map(|n| n.name.clone());
+            match spec.launcher {
+                SlurmLauncher::Emulated => Box::new(SlurmTransport::new(
+                    Box::new(launch::Emulated::new(inv, seed, pace)),
+                    nodes,
+                    None,
+                )),
+                SlurmLauncher::Srun => {
+                    let srun = launch::Srun::new(spec).map_err(|e| {
+                        AppError::Input(format!(
+                            "cannot prepare the Slurm plan directory in {}: {e}",
+                            std::env::temp_dir().display()
+                        ))
+                    })?;
+                    let switches = ssh_transport(inv, &spec.ssh, reuse)?;
+                    Box::new(SlurmTransport::new(Box::new(srun), nodes, Some(switches)))
+                }
             }
-            Box::new(
-                crate::exec::ssh::SshTransport::new(inv, &spec).map_err(|e| {
-                    AppError::Input(format!(
-                        "cannot prepare the ssh control directory in {}: {e}",
-                        std::env::temp_dir().display()
-                    ))
-                })?,
-            )
         }
     })
 }
 
+fn ssh_transport(
+    inv: &Inventory,
+    spec: &crate::config::inventory::SshSpec,
+    reuse: Option<bool>,
+) -> Result<Box<dyn Transport>, AppError> {
+    let mut spec = spec.clone();
+    if let Some(r) = reuse {
+        spec.control_master = r;
+    }
+    Ok(Box::new(
+        crate::exec::ssh::SshTransport::new(inv, &spec).map_err(|e| {
+            AppError::Input(format!(
+                "cannot prepare the ssh control directory in {}: {e}",
+                std::env::temp_dir().display()
+            ))
+        })?,
+    ))
+}
+
 /// Whether the inventory's hosts are real machines a preflight can ask.
 pub fn has_hosts(inv: &Inventory) -> bool {
-    matches!(inv.transport, TransportSpec::Ssh(_))
+    !inv.transport.emulated()
+        && matches!(
+            inv.transport,
+            TransportSpec::Ssh(_) | TransportSpec::Slurm(_)
+        )
 }
 
 pub(super) fn runtime() -> Result<tokio::runtime::Runtime, AppError> {

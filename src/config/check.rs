@@ -257,33 +257,63 @@ fn check_inventory(raw: InventoryFile, text: &str, sink: &mut Sink) -> Inventory
         _ => {}
     }
 
-    if let TransportSpec::Ssh(ssh) = &raw.transport {
+    if let TransportSpec::Slurm(sl) = &raw.transport {
+        for (key, v) in [("partition", &sl.partition), ("account", &sl.account)] {
+            if let Some(v) = v {
+                if !is_safe_name(v) {
+                    sink.error(
+                        format!("transport.slurm.{key}"),
+                        format!("{} is not a Slurm {key} name", quote(v)),
+                    );
+                }
+            }
+        }
+        for (key, v) in [
+            ("agent_dir", Some(&sl.agent_dir)),
+            ("agent", sl.agent.as_ref()),
+            ("conf", sl.conf.as_ref()),
+        ] {
+            if let Some(v) = v {
+                if !v.starts_with('/') || v.contains(char::is_whitespace) || v.contains("..") {
+                    sink.error(
+                        format!("transport.slurm.{key}"),
+                        format!("{} must be an absolute path without spaces or ..", quote(v)),
+                    );
+                }
+            }
+        }
+    }
+    let ssh_key = match &raw.transport {
+        TransportSpec::Slurm(_) => "transport.slurm.ssh",
+        _ => "transport.ssh",
+    };
+    if let Some(ssh) = raw.transport.ssh() {
         if let Some(u) = &ssh.user {
             if !is_safe_name(u) {
                 sink.error(
-                    "transport.ssh.user",
+                    format!("{ssh_key}.user"),
                     format!("{} is not a valid user name", quote(u)),
                 );
             }
         }
         if let Some(j) = &ssh.jump {
             if let Err(e) = check_jump(j) {
-                sink.error("transport.ssh.jump", e);
+                sink.error(format!("{ssh_key}.jump"), e);
             }
         }
         if ssh.parallelism == 0 {
-            sink.error("transport.ssh.parallelism", "must be at least 1");
+            sink.error(format!("{ssh_key}.parallelism"), "must be at least 1");
         }
         if ssh.per_host == 0 {
-            sink.error("transport.ssh.per_host", "must be at least 1");
+            sink.error(format!("{ssh_key}.per_host"), "must be at least 1");
         }
         for (i, o) in ssh.options.iter().enumerate() {
             if let Some(name) = super::names::ssh_command_option(o) {
                 if !ssh.allow_ssh_commands {
                     sink.error(
-                        format!("transport.ssh.options[{i}]"),
+                        format!("{ssh_key}.options[{i}]"),
                         format!(
-                            "{} makes ssh run a local command or load local code ({name}); refused so that an inventory cannot become code by accident (set allow_ssh_commands: true under transport.ssh if it is meant; for a jump host use jump:)",
+                            "{} makes ssh run a local command or load local code ({name}); refused so that an inventory cannot become code by accident (set allow_ssh_commands: true under {ssh_key} if it is meant; for a jump host use jump:)",
                             quote(o)
                         ),
                     );
@@ -293,7 +323,7 @@ fn check_inventory(raw: InventoryFile, text: &str, sink: &mut Sink) -> Inventory
             // One word: nccl's launcher joins the options into one string.
             if !o.contains('=') || o.contains(char::is_whitespace) {
                 sink.error(
-                    format!("transport.ssh.options[{i}]"),
+                    format!("{ssh_key}.options[{i}]"),
                     format!(
                         "{} is not an ssh option (write Name=value, no spaces)",
                         quote(o)

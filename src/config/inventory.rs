@@ -148,6 +148,107 @@ pub enum TransportSpec {
     Emulated,
     Local,
     Ssh(SshSpec),
+    Slurm(SlurmSpec),
+}
+
+impl TransportSpec {
+    /// Whether the emulated pod answers every command (no real host is
+    /// touched, no fault journaled).
+    pub fn emulated(&self) -> bool {
+        match self {
+            TransportSpec::Emulated => true,
+            TransportSpec::Slurm(s) => s.launcher == SlurmLauncher::Emulated,
+            _ => false,
+        }
+    }
+
+    /// How the controller reaches hosts and switches over ssh: the `ssh`
+    /// transport itself, or the switches (and `mpirun`'s agent) under
+    /// `slurm`.
+    pub fn ssh(&self) -> Option<&SshSpec> {
+        match self {
+            TransportSpec::Ssh(s) => Some(s),
+            TransportSpec::Slurm(s) => Some(&s.ssh),
+            _ => None,
+        }
+    }
+}
+
+/// `transport: {slurm: …}`: every node command runs as a Slurm job step
+/// inside an allocation (the one rocegate runs in, `SLURM_JOB_ID`, or one
+/// it requests with `salloc`); switches are still reached over `ssh` (or
+/// their API).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlurmSpec {
+    /// `SLURM_CONF` for every Slurm command; the cluster default if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conf: Option<String>,
+    /// For the allocation rocegate requests (`salloc -p`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<String>,
+    /// For the allocation rocegate requests (`salloc -A`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
+    /// The requested allocation's time limit (`salloc -t`).
+    #[serde(default = "default_slurm_time")]
+    pub time: Span,
+    /// How long to wait for the nodes to be granted (`salloc --immediate`).
+    #[serde(default = "default_slurm_wait")]
+    pub wait: Span,
+    /// Node-local directory the agent and each round's plan are broadcast
+    /// into with `sbcast` (must allow executables).
+    #[serde(default = "default_agent_dir")]
+    pub agent_dir: String,
+    /// A rocegate binary already on every node (a shared file system): no
+    /// broadcast of the agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// `srun` (default) or `emulated`: the emulated pod answers each step's
+    /// tasks, for the benchmark and tests of the transport itself.
+    #[serde(default, skip_serializing_if = "SlurmLauncher::is_srun")]
+    pub launcher: SlurmLauncher,
+    /// How switches (and mpirun's agent) are reached.
+    #[serde(default = "default_slurm_ssh")]
+    pub ssh: SshSpec,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SlurmLauncher {
+    #[default]
+    Srun,
+    Emulated,
+}
+
+impl SlurmLauncher {
+    fn is_srun(&self) -> bool {
+        *self == SlurmLauncher::Srun
+    }
+}
+
+fn default_slurm_time() -> Span {
+    Span::from_secs(3600)
+}
+fn default_slurm_wait() -> Span {
+    Span::from_secs(300)
+}
+fn default_agent_dir() -> String {
+    "/tmp".into()
+}
+fn default_slurm_ssh() -> SshSpec {
+    SshSpec {
+        user: None,
+        port: default_ssh_port(),
+        key: None,
+        jump: None,
+        options: Vec::new(),
+        parallelism: default_parallelism(),
+        per_host: default_per_host(),
+        connect_timeout: default_connect_timeout(),
+        control_master: true,
+        allow_ssh_commands: false,
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -13,6 +13,7 @@ pub mod discover;
 pub mod emulated;
 pub mod https;
 pub mod local;
+pub mod slurm;
 pub mod ssh;
 pub mod stream;
 pub mod transport;

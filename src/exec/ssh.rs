@@ -78,20 +78,7 @@ impl SshTransport {
         spec: &SshSpec,
         address: HashMap<String, String>,
     ) -> std::io::Result<Self> {
-        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        // The ControlMaster sockets' directory is created exclusively and
-        // private (0700 from the start): a directory someone else made at
-        // the same predictable name in /tmp is never used.
-        let control_dir = loop {
-            use std::os::unix::fs::DirBuilderExt;
-            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let dir = std::env::temp_dir().join(format!("rocegate-ssh-{}-{n}", std::process::id()));
-            match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-                Ok(()) => break dir,
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => continue,
-                Err(e) => return Err(e),
-            }
-        };
+        let control_dir = crate::paths::private_temp_dir("rocegate-ssh")?;
         Ok(SshTransport {
             spec: spec.clone(),
             address,
@@ -336,17 +323,13 @@ impl SshTransport {
             } else {
                 ExecFailure::Unreachable(format!("{}: {stderr}", inv.host))
             }),
-            Some(124) => Some(ExecFailure::TimedOut(format!(
-                "{}: killed by its dead-man timeout after {}s",
-                inv.host,
-                inv.limit().as_secs()
-            ))),
-            Some(127) => Some(ExecFailure::MissingBinary(format!(
-                "{}: {}: command not found ({stderr})",
-                inv.host,
-                inv.argv.first().map_or("", String::as_str)
-            ))),
-            _ => None,
+            exit => super::types::exit_failure(
+                &inv.host,
+                inv.argv.first().map_or("", String::as_str),
+                inv.limit().as_secs(),
+                exit,
+                &stderr,
+            ),
         });
         InvocationOutput {
             stdout: e.stdout,

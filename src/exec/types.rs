@@ -123,6 +123,28 @@ pub fn exit_text(exit: Option<i32>) -> String {
     }
 }
 
+/// What an exit status means for a command run under the `timeout -k`
+/// dead-man (the ssh and Slurm transports): 124 is that timeout, 127 a
+/// binary the host does not have; any other status is the command's own.
+pub fn exit_failure(
+    host: &str,
+    argv0: &str,
+    limit_s: u64,
+    exit: Option<i32>,
+    stderr: &str,
+) -> Option<ExecFailure> {
+    match exit {
+        Some(124) => Some(ExecFailure::TimedOut(format!(
+            "{host}: killed by its dead-man timeout after {limit_s}s"
+        ))),
+        Some(127) => Some(ExecFailure::MissingBinary(format!(
+            "{host}: {argv0}: command not found ({})",
+            stderr.trim()
+        ))),
+        _ => None,
+    }
+}
+
 /// Why a command could not produce a normal result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "message")]

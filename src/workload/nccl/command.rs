@@ -211,6 +211,8 @@ pub fn mpirun(
     if running_as_root() {
         a.push("--allow-run-as-root".into());
     }
+    // Under slurm, mpirun runs inside the allocation and starts its
+    // daemons with srun (OpenMPI's slurm launcher), not over ssh.
     if let TransportSpec::Ssh(ssh) = &inv.transport {
         a.extend([
             "--mca".into(),
