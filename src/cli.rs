@@ -236,6 +236,11 @@ pub struct RunArgs {
     /// full with its evidence [default: the first 20 lines, grouped by test]
     #[arg(long, short = 'v')]
     pub verbose: bool,
+    /// Slurm transport only: when the gate fails, drain the nodes
+    /// actions.json names (after checking this user may), and say what was
+    /// drained in drained.json
+    #[arg(long)]
+    pub apply_drain: bool,
     #[command(flatten)]
     pub export: ExportArgs,
 }

@@ -15,6 +15,8 @@ use serde_json::Value;
 
 #[path = "lab/faults.rs"]
 mod faults;
+#[path = "lab/slurm.rs"]
+mod slurm;
 
 const LAB: &str = "tests/lab/lab.sh";
 const HOSTS: [&str; 4] = ["host1", "host2", "host3", "host4"];
@@ -231,6 +233,23 @@ fn the_lab_over_real_ssh() {
     check!(faults::faults_are_sent_measured_and_healed, tmp, &inv);
     check!(faults::spine_loss_and_route_change_on_real_frr, tmp, &inv);
     check!(faults::sigkill_anywhere_then_recover_heals, tmp, &inv);
+    match slurm::missing() {
+        Some(why) => eprintln!("lab: skipped the Slurm checks: {why}"),
+        None => {
+            lab(&["slurm-up"]);
+            check!(
+                slurm::the_suite_over_slurm_gives_the_ssh_verdicts,
+                tmp,
+                &suite
+            );
+            check!(slurm::sigkill_over_slurm_leaves_no_step, tmp);
+            check!(
+                slurm::apply_drain_drains_the_suspect_and_a_drained_node_errs,
+                tmp,
+                &suite
+            );
+        }
+    }
 }
 
 /// Findings of `rocegate audit --json` over real SSH on the lab.

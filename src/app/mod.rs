@@ -17,6 +17,7 @@ use crate::plan::{self, render, Narrowing, Plan};
 
 pub mod baseline;
 pub mod discover;
+pub mod drain;
 pub mod faults;
 pub mod inventory;
 pub mod remote;

@@ -60,6 +60,13 @@ impl<'a> Checked<'a> {
         )?;
         super::check_deadline(&plan, a.narrow.deadline.as_deref())?;
         super::check_disruptive(&plan, &inputs.inventory, a.allow_disruptive)?;
+        if a.apply_drain
+            && !matches!(&inputs.inventory.transport, crate::config::inventory::TransportSpec::Slurm(s) if s.launcher == crate::config::inventory::SlurmLauncher::Srun)
+        {
+            return Err(AppError::Input(
+                "--apply-drain drains nodes through Slurm, and the inventory's transport is not slurm (srun): leave it out and run actions.sh by hand".into(),
+            ));
+        }
         if !(a.pace >= 0.0 && a.pace.is_finite()) {
             return Err(AppError::Input(format!(
                 "--pace {}: must be 0 (as fast as possible) or a positive number",
@@ -327,6 +334,14 @@ impl Session<'_> {
                 out(&terminal::body(records, &dir_s, verbose));
                 out(&terminal::reports_text(&dir_s, None));
                 super::write_exports(&dir, records, &held.checked.args.export);
+                if let (true, crate::config::inventory::TransportSpec::Slurm(spec)) = (
+                    held.checked.args.apply_drain,
+                    &held.checked.inputs.inventory.transport,
+                ) {
+                    for line in super::drain::apply(&dir, spec) {
+                        out(&format!("  {line}\n"));
+                    }
+                }
                 code
             }
             Err(e) => {

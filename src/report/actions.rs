@@ -1,8 +1,9 @@
 //! Actions out: for a failed gate, what an operator does next, as
 //! `actions.json` (a ticket-ready summary per suspect, and the commands)
 //! and `actions.sh` (the same commands, commented, for Slurm or
-//! Kubernetes). rocegate never runs them: the script is for a person to
-//! read and run. A pure function of the event log, so `rocegate report`
+//! Kubernetes). The script is for a person to read and run; only `run
+//! --apply-drain` on the slurm transport applies the Slurm drains itself
+//! (`app::drain`). A pure function of the event log, so `rocegate report`
 //! writes the same files.
 //!
 //! Only node and NIC suspects are acted on (a switch, cable or uplink is
