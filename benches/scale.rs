@@ -538,7 +538,110 @@ fn main() {
         secs(t_html),
         secs(t_summary)
     );
-    // 5. Bisection: the same pod with one, then two slow nodes, one
+    // 5. The metrics file of this run, checked by promtool when installed.
+    let metrics_dir = tmp.path().join("metrics");
+    match rocegate::report::jsonl::read(&out.join("results.jsonl"))
+        .and_then(|r| rocegate::report::metrics::write(&metrics_dir, &r))
+    {
+        Ok(prom) => {
+            let series = std::fs::read_to_string(&prom)
+                .map(|t| {
+                    t.lines()
+                        .filter(|l| !l.starts_with('#') && !l.is_empty())
+                        .count()
+                })
+                .unwrap_or(0);
+            let check = std::process::Command::new("promtool")
+                .args(["check", "metrics"])
+                .stdin(std::fs::File::open(&prom).unwrap_or_else(|e| fail("open metrics", e)))
+                .output();
+            let verdict = match check {
+                Ok(o) if o.status.success() => "promtool check metrics: ok".to_string(),
+                Ok(o) => format!(
+                    "promtool check metrics: FAILED: {}{}",
+                    String::from_utf8_lossy(&o.stdout).trim(),
+                    String::from_utf8_lossy(&o.stderr).trim()
+                ),
+                Err(e) => format!("promtool not run ({e}; Debian package prometheus)"),
+            };
+            println!(
+                "metrics       {} series, {} ({verdict})",
+                series,
+                file_size(&prom)
+            );
+        }
+        Err(e) => println!("metrics       not written: {e}"),
+    }
+
+    // 6. The same run over the slurm transport's emulated launcher: every
+    // round planned, broadcast, framed and read back as with srun. What
+    // one controller launches per round, against the goal of one step.
+    let slurm_inv = tmp.path().join("pod-slurm.yaml");
+    let slurm_out = tmp.path().join("run-slurm");
+    let pod_text = std::fs::read_to_string(&inv_path).unwrap_or_else(|e| fail("read pod", e));
+    std::fs::write(
+        &slurm_inv,
+        pod_text.replacen(
+            "transport: emulated",
+            "transport: {slurm: {launcher: emulated}}",
+            1,
+        ),
+    )
+    .unwrap_or_else(|e| fail("write pod", e));
+    let (si, so) = (
+        slurm_inv.display().to_string(),
+        slurm_out.display().to_string(),
+    );
+    let cli = Cli::try_parse_from([
+        "rocegate",
+        "run",
+        "-i",
+        &si,
+        "-s",
+        &suite_s,
+        "--out",
+        &so,
+        "--progress",
+        "none",
+    ])
+    .unwrap_or_else(|e| fail("run arguments", e));
+    let Some(Command::Run(a)) = cli.command else {
+        fail("run arguments", "not parsed as `run`");
+    };
+    use std::sync::atomic::Ordering::Relaxed;
+    let c = &rocegate::exec::slurm::launch::COUNTERS;
+    let before =
+        [&c.batches, &c.steps, &c.broadcasts, &c.processes, &c.tasks].map(|x| x.load(Relaxed));
+    let t = Instant::now();
+    let slurm_code = rocegate::app::run(&a).unwrap_or_else(|e| fail("slurm run", e));
+    let t_slurm = t.elapsed();
+    let [batches, steps_launched, broadcasts, processes, tasks] =
+        [&c.batches, &c.steps, &c.broadcasts, &c.processes, &c.tasks]
+            .map(|x| x.load(Relaxed))
+            .into_iter()
+            .zip(before)
+            .map(|(a, b)| a - b)
+            .collect::<Vec<_>>()
+            .try_into()
+            .unwrap_or([0; 5]);
+    let same = lines_in(&slurm_out.join("results.jsonl")) == lines_in(&out.join("results.jsonl"));
+    println!(
+        "slurm         {} over the emulated launcher (exit {slurm_code}; {} the emulated transport's {} records)",
+        secs(t_slurm),
+        if same { "as many records as" } else { "NOT as many records as" },
+        lines_in(&out.join("results.jsonl"))
+    );
+    println!(
+        "  per round   {batches} rounds with node work (tests, counter snapshots, audit reads): {steps_launched} steps launched, {:.2} per round (goal: 1)",
+        steps_launched as f64 / batches.max(1) as f64
+    );
+    println!(
+        "  controller  {processes} Slurm processes ({:.2} per round: srun + sbcast of the plan), {broadcasts} broadcasts, {tasks} node tasks ({:.0} per step)",
+        processes as f64 / batches.max(1) as f64,
+        tasks as f64 / steps_launched.max(1) as f64
+    );
+
+    // 7. Bisection: the same pod with one, then two slow nodes, one
     // all_reduce over every node on rail 0 with `localise: {bisect: true}`:
     // the collective runs it takes to name them.
     let inv_text = std::fs::read_to_string(&inv_path).unwrap_or_else(|e| fail("read pod", e));

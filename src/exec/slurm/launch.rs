@@ -724,3 +724,36 @@ impl Launcher for Emulated {
         crate::exec::Transport::now_s(&self.emu)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `sinfo --noheader --Node --format=%N|%T|%E` as Slurm 22.05 prints it
+    /// (a node in two partitions is listed twice; flags trail the state).
+    #[test]
+    fn node_states_name_what_cannot_run_a_step() {
+        let text = "host1|idle|none\nhost2|drained|rocegate 20261127T1: suspect nic host2:mlx5_0 (score 3.0)\nhost3|down*|Not responding\nhost4|mixed|none\nhost4|mixed|none\nhost5|draining|maintenance\nhost6|idle~|none\nhost7|allocated+drain|x\n";
+        let s = node_states(text);
+        assert_eq!(s.len(), 7);
+        let why = |n: &str| {
+            let (st, r) = &s[n];
+            unusable(n, st, r).map(|f| f.to_string())
+        };
+        assert_eq!(why("host1"), None);
+        assert_eq!(why("host4"), None);
+        assert_eq!(why("host6"), None, "powered down, resumable by Slurm");
+        let d = why("host2").unwrap();
+        assert!(
+            d.contains("host2: Slurm reports it drained, reason: rocegate 20261127T1")
+                && d.contains("State=RESUME"),
+            "{d}"
+        );
+        assert!(why("host3")
+            .unwrap()
+            .contains("down*, reason: Not responding"));
+        assert!(why("host5").unwrap().contains("draining"));
+        assert!(why("host7").unwrap().contains("allocated+drain"));
+        assert!(node_states("garbage without fields\n\n").is_empty());
+    }
+}
