@@ -204,6 +204,13 @@ pub struct SlurmSpec {
     /// broadcast of the agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// Node commands run as the user who runs rocegate (Slurm runs a job's
+    /// tasks as its owner). `true`: a node's root commands (a NIC's link
+    /// flap) go through `sudo -n` unless that user is root. `false` (the
+    /// default): they run as they are, and host-side faults are refused at
+    /// plan time unless rocegate runs as root.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sudo: bool,
     /// `srun` (default) or `emulated`: the emulated pod answers each step's
     /// tasks, for the benchmark and tests of the transport itself.
     #[serde(default, skip_serializing_if = "SlurmLauncher::is_srun")]

@@ -32,7 +32,7 @@ use std::time::Duration;
 
 use crate::exec::quote;
 use crate::switch::fault::{Action, Change, Driver, Next, State};
-use crate::switch::linux::fault::Privilege;
+use crate::switch::linux::fault::{privilege_refusal, Privilege};
 use crate::switch::linux::Linux;
 use crate::switch::{Answer, Query};
 
@@ -97,26 +97,6 @@ impl FlapGuard {
         }
         out
     }
-}
-
-/// The privilege refusal of a prior read: `@@priv none USER` (the
-/// account is not root and may not `sudo -n`), or no `@@priv` line at
-/// all; `None` for `@@priv root` and `@@priv sudo`.
-pub fn privilege_refusal(text: &str) -> Option<String> {
-    for line in text.lines() {
-        let w: Vec<&str> = line.split_whitespace().collect();
-        match w.as_slice() {
-            ["@@priv", "root" | "sudo"] => return None,
-            ["@@priv", "none", user @ ..] => {
-                return Some(format!(
-                    "the account {} is not root and may not run `sudo -n` without a password: ip link, systemctl, vtysh and the dead-man need root (give it passwordless sudo, or log in as root)",
-                    if user.is_empty() { "?".to_string() } else { user.join(" ") }
-                ))
-            }
-            _ => {}
-        }
-    }
-    Some("the state read printed no @@priv line: whether the account may run root commands is unknown".into())
 }
 
 /// Reads the `@@` lines [`CumulusFaults::read_prior`] adds.

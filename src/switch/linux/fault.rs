@@ -189,6 +189,71 @@ impl Driver for Linux {
     }
 }
 
+/// The privilege refusal of a prior read: `@@priv none USER` (the
+/// account is not root and may not `sudo -n`), or no `@@priv` line at
+/// all; `None` for `@@priv root` and `@@priv sudo`.
+pub fn privilege_refusal(text: &str) -> Option<String> {
+    for line in text.lines() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        match w.as_slice() {
+            ["@@priv", "root" | "sudo"] => return None,
+            ["@@priv", "none", user @ ..] => {
+                return Some(format!(
+                    "the account {} is not root and may not run `sudo -n` without a password: ip link, systemctl, vtysh and the dead-man need root (give it passwordless sudo, or log in as root)",
+                    if user.is_empty() { "?".to_string() } else { user.join(" ") }
+                ))
+            }
+            _ => {}
+        }
+    }
+    Some("the state read printed no @@priv line: whether the account may run root commands is unknown".into())
+}
+
+/// The faults of a node's own ports (a NIC's link flap) for an account
+/// that is not root: each root command through `sudo -n` unless `id -u`
+/// is 0, and an account that may not `sudo -n` refused at the prior read,
+/// before anything changes (the slurm transport's `sudo: true`).
+pub struct SudoFaults;
+
+impl Driver for SudoFaults {
+    fn platform(&self) -> &'static str {
+        "linux"
+    }
+
+    fn needs(&self, action: &Action) -> Vec<&'static str> {
+        let mut v = Linux.needs(action);
+        v.push("sudo");
+        v
+    }
+
+    fn read_prior(&self, action: &Action) -> Query {
+        Linux.read_prior_as(action, Privilege::SudoUnlessRoot)
+    }
+
+    fn parse_prior(&self, action: &Action, answer: &Answer) -> Result<State, String> {
+        let mut st = Linux.parse_prior_text(action, answer)?;
+        if let Some(why) = privilege_refusal(&answer.text) {
+            st.errdisabled.push(why);
+        }
+        Ok(st)
+    }
+
+    fn check_prior(&self, action: &Action, prior: &State) -> Result<(), String> {
+        if !prior.errdisabled.is_empty() {
+            return Err(format!("refused: {}", prior.errdisabled.join("; ")));
+        }
+        Linux.check_prior_state(action, prior)
+    }
+
+    fn change(&self, action: &Action, prior: &State, deadman: Option<(&str, Duration)>) -> Change {
+        Linux.change_as(action, prior, deadman, Privilege::SudoUnlessRoot)
+    }
+
+    fn plain(&self, action: &Action, prior: &State) -> (Vec<Query>, Vec<Query>) {
+        Linux.plain_as(action, prior, Privilege::SudoUnlessRoot)
+    }
+}
+
 impl Linux {
     /// [`Driver::read_prior`] with the root commands (FRR's `vtysh`) run
     /// as `privilege` says; [`Privilege::SudoUnlessRoot`] also prints
