@@ -73,7 +73,7 @@ pub enum Command {
     /// The node agent of the slurm transport: runs this node's share of a
     /// round's plan as one task of a Slurm step (started by rocegate
     /// itself through srun, never by hand).
-    #[command(hide = true)]
+    #[command(hide = true, after_help = examples::SLURM_TASK)]
     SlurmTask {
         /// The round's plan, broadcast to this node.
         plan: String,
@@ -582,6 +582,10 @@ Examples:
   rocegate completions bash > ~/.local/share/bash-completion/completions/rocegate
   rocegate completions zsh > ~/.zfunc/_rocegate      # with fpath+=~/.zfunc
   rocegate completions fish > ~/.config/fish/completions/rocegate.fish";
+
+    pub const SLURM_TASK: &str = "\
+Examples:
+  rocegate slurm-task /tmp/rocegate-plan-4711-0.json   # what srun starts on each node of a round's step; its input takes go and stop STEP";
 
     pub const MAN: &str = "\
 Examples:
