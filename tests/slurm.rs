@@ -146,18 +146,23 @@ impl Agent {
 
     /// Lines until one starts with `@@rg KIND`, within `secs`.
     fn until(&self, kind: &str, secs: u64) -> Vec<String> {
+        self.until_line(&format!("@@rg {kind} "), secs)
+    }
+
+    /// Lines until one starts with `start`, within `secs`.
+    fn until_line(&self, start: &str, secs: u64) -> Vec<String> {
         let deadline = Instant::now() + Duration::from_secs(secs);
         let mut got = Vec::new();
         while Instant::now() < deadline {
             if let Ok(l) = self.lines.recv_timeout(Duration::from_millis(100)) {
-                let done = l.starts_with(&format!("@@rg {kind} "));
+                let done = l.starts_with(start);
                 got.push(l);
                 if done {
                     return got;
                 }
             }
         }
-        panic!("no `{kind}` line within {secs}s: {got:#?}");
+        panic!("no line starting {start:?} within {secs}s: {got:#?}");
     }
 }
 
@@ -216,7 +221,8 @@ fn the_agent_waits_for_go_stops_servers_and_reports_each_exit() {
         "the broadcast plan is removed once read"
     );
     a.say("go");
-    let mut lines = a.until("end", 60);
+    // The commands end in any order: wait for the client's own end.
+    let mut lines = a.until_line("@@rg end n1 1 ", 60);
     // The client's output and status.
     let c = end_of(&lines, 1);
     assert_eq!(c[4], "3", "{c:?}");
@@ -290,7 +296,6 @@ fn the_end_of_its_input_kills_everything_the_agent_runs() {
     let mut a = Agent::start(&p, "n2");
     a.until("ready", 20);
     a.say("go");
-    std::thread::sleep(Duration::from_millis(500));
     let alive = || {
         let o = Command::new("pgrep")
             .args(["-f", &marker])
@@ -299,7 +304,11 @@ fn the_end_of_its_input_kills_everything_the_agent_runs() {
         String::from_utf8_lossy(&o.stdout).lines().count()
     };
     // Each command and its `timeout` carry the marker.
-    assert!(alive() >= 2, "both commands run");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while alive() < 4 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(alive() >= 4, "both commands and their timeouts run");
     // The controller is gone: srun closes the tasks' input.
     drop(a.child.stdin.take());
     let lines = a.until("bye", 20);

@@ -19,6 +19,18 @@ use crate::exec::types::{ExecFailure, Role};
 pub const MARK: &str = "@@rg";
 /// Bytes of output per line, before base64.
 pub const CHUNK: usize = 600;
+/// Bytes of an `end` or `broken` line's note, before base64: the line stays
+/// within srun's 1,024-byte I/O message whatever the note says.
+pub const NOTE_MAX: usize = 400;
+
+/// `s` cut to at most `max` bytes, at a character boundary.
+fn cut(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
 
 /// One round: what each node runs. Invocations are numbered across the
 /// whole round (`id`), so every answer names exactly one of them.
@@ -157,7 +169,7 @@ pub struct End {
 }
 
 fn b64(s: &str) -> String {
-    crate::encode::base64(s.as_bytes())
+    crate::encode::base64(cut(s, NOTE_MAX).as_bytes())
 }
 
 fn text(b: &str) -> Option<String> {
@@ -283,6 +295,18 @@ mod tests {
             note: "a note with spaces\nand a newline".into(),
         };
         assert_eq!(parse(&end(&e)), Some(Line::End(e.clone())));
+        // A note of any length keeps the line within srun's message.
+        let long = End {
+            note: "é".repeat(5000),
+            ..e.clone()
+        };
+        let l = end(&long);
+        assert!(l.len() < 1024, "{}", l.len());
+        let Some(Line::End(back)) = parse(&l) else {
+            panic!("{l}")
+        };
+        assert_eq!(back.note, "é".repeat(NOTE_MAX / 2));
+        assert!(broken("n", &"x".repeat(5000)).len() < 1024);
         // srun's --label prefix is tolerated.
         assert_eq!(
             parse(&format!("3: {}", ready("gpu001", "42.7"))),
