@@ -113,7 +113,7 @@ pub fn promote(a: &BaselinePromoteArgs) -> Result<i32, AppError> {
         ("baseline.json", json.into_bytes()),
         ("baseline.txt", describe(&merged).into_bytes()),
     ] {
-        crate::report::raw::write_atomic(&dir.join(name), &bytes).map_err(|e| {
+        crate::paths::write_atomic(&dir.join(name), &bytes).map_err(|e| {
             AppError::Incomplete(format!("{}: cannot write: {e}", dir.join(name).display()))
         })?;
     }

@@ -172,7 +172,7 @@ pub fn apply(dir: &Path, spec: &SlurmSpec) -> Vec<String> {
         let p = dir.join("drained.json");
         let body =
             serde_json::to_string_pretty(&json!({"drained": done})).unwrap_or_default() + "\n";
-        if let Err(e) = crate::report::raw::write_atomic(&p, body.as_bytes()) {
+        if let Err(e) = crate::paths::write_atomic(&p, body.as_bytes()) {
             said.push(format!("apply-drain: {}: cannot write: {e}", p.display()));
         }
     }

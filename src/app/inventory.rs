@@ -70,7 +70,7 @@ pub fn write_output(path: Option<&str>, text: &str) -> Result<(), AppError> {
         let _ = std::io::stdout().write_all(text.as_bytes());
         return Ok(());
     };
-    crate::report::raw::write_atomic(Path::new(path), text.as_bytes())
+    crate::paths::write_atomic(Path::new(path), text.as_bytes())
         .map_err(|e| AppError::Input(format!("{path}: cannot write: {e}")))
 }
 

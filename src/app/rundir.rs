@@ -232,7 +232,7 @@ impl RunSinks {
             return;
         };
         let path = self.dir.join("junit.xml");
-        if let Err(e) = crate::report::raw::write_atomic(&path, xml.as_bytes()) {
+        if let Err(e) = crate::paths::write_atomic(&path, xml.as_bytes()) {
             self.failure.fail(&path, &e);
         }
     }
@@ -294,7 +294,7 @@ impl crate::report::sink::Sink for RunSinks {
 /// Writes junit.xml, report.html and summary.json, each whole or not at all.
 pub fn write_outputs(dir: &Path, records: &[Record]) -> Result<(), String> {
     let write = |name: &str, bytes: &[u8]| {
-        crate::report::raw::write_atomic(&dir.join(name), bytes)
+        crate::paths::write_atomic(&dir.join(name), bytes)
             .map_err(|e| format!("{}: cannot write: {e}", dir.join(name).display()))
     };
     let junit = crate::report::junit::render(records, dir, crate::report::junit::DEFAULT_ROLLUP)?;

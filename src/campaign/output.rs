@@ -398,7 +398,7 @@ pub fn write(dir: &std::path::Path, o: &CampaignOutcome) -> Result<(), String> {
     let json = serde_json::to_string_pretty(o).map_err(|e| e.to_string())? + "\n";
     for (name, text) in [("campaign.json", json), ("index.html", html(o))] {
         let path = dir.join(name);
-        crate::report::raw::write_atomic(&path, text.as_bytes())
+        crate::paths::write_atomic(&path, text.as_bytes())
             .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
     }
     Ok(())

@@ -369,7 +369,7 @@ pub fn write(dir: &Path, records: &[Record]) -> Result<Vec<String>, String> {
         return Ok(Vec::new());
     };
     let w = |p: &Path, bytes: &[u8]| {
-        super::raw::write_atomic(p, bytes)
+        crate::paths::write_atomic(p, bytes)
             .map_err(|e| format!("{}: cannot write: {e}", p.display()))
     };
     w(

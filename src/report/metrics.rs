@@ -632,7 +632,7 @@ pub fn write(dir: &Path, records: &[Record]) -> Result<PathBuf, String> {
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("--metrics-dir {}: cannot create: {e}", dir.display()))?;
     let path = dir.join(name);
-    super::raw::write_atomic(&path, render(records).text.as_bytes())
+    crate::paths::write_atomic(&path, render(records).text.as_bytes())
         .map_err(|e| format!("{}: cannot write the metrics: {e}", path.display()))?;
     Ok(path)
 }

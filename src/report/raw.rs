@@ -1,7 +1,6 @@
 //! `raw/`: every command's output kept verbatim, with its command line, host,
 //! exit status and times, one file per step execution.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::exec::{InvocationOutput, StepCommands};
@@ -68,34 +67,7 @@ pub fn write(run_dir: &Path, rel: &str, text: &str) -> std::io::Result<()> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    write_atomic(&path, text.as_bytes())
-}
-
-/// `path` holds all of `bytes` or, on any error, is left as it was. The
-/// temporary file is hidden (a `*.prom` textfile collector or a glob over
-/// the run directory never reads half a file) and named for this writer
-/// (process and call), so two writers of one file, e.g. two `rocegate
-/// report` over one run, never rename each other's half-written bytes; the
-/// last rename wins whole.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}-{seq}.tmp", std::process::id()));
-    let result = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.flush()))
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    crate::paths::write_atomic(&path, text.as_bytes())
 }
 
 /// Reads a raw file back (for reports), capped so one runaway log cannot
@@ -121,57 +93,4 @@ pub fn read_capped(run_dir: &Path, rel: &str, cap: usize) -> Option<String> {
     Some(format!(
         "{text}\n[... cut: {cap} of {total} bytes shown; full output in {rel}]\n"
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn names(dir: &Path) -> Vec<String> {
-        let mut v: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        v.sort();
-        v
-    }
-
-    #[test]
-    fn atomic_write_replaces_whole_and_leaves_no_temporary() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("rocegate_f_s.prom");
-        std::fs::write(&p, "old\n").unwrap();
-        write_atomic(&p, b"new\n").unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new\n");
-        assert_eq!(names(dir.path()), vec!["rocegate_f_s.prom".to_string()]);
-        // A directory that does not exist: an error, nothing written.
-        let missing = dir.path().join("no/such/x.prom");
-        assert!(write_atomic(&missing, b"x").is_err());
-        assert!(!missing.exists());
-    }
-
-    /// Many writers of one file at once (two `rocegate report` over one
-    /// run): every write succeeds and the file is one writer's bytes whole.
-    #[test]
-    fn concurrent_writers_of_one_file_never_fail_or_tear() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("summary.json");
-        let bodies: Vec<Vec<u8>> = (0..8u8).map(|i| vec![b'a' + i; 64 * 1024]).collect();
-        std::thread::scope(|s| {
-            for body in &bodies {
-                let p = &p;
-                s.spawn(move || {
-                    for _ in 0..50 {
-                        write_atomic(p, body).unwrap();
-                    }
-                });
-            }
-        });
-        let got = std::fs::read(&p).unwrap();
-        assert!(
-            bodies.contains(&got),
-            "the file is no one writer's whole bytes"
-        );
-        assert_eq!(names(dir.path()), vec!["summary.json".to_string()]);
-    }
 }

@@ -152,6 +152,32 @@ fn start(task: &Task, done: &mpsc::UnboundedSender<Done>) -> Result<u32, String>
     Ok(pid)
 }
 
+/// Starts `task` and keeps it among the running, or says it could not start.
+fn launch(
+    node: &str,
+    task: &Task,
+    done: &mpsc::UnboundedSender<Done>,
+    running: &mut BTreeMap<usize, Running>,
+) {
+    match start(task, done) {
+        Ok(pid) => {
+            let now = Instant::now();
+            running.insert(
+                task.id,
+                Running {
+                    pid,
+                    step: task.step,
+                    role: task.role,
+                    started: now,
+                    deadline: now + Duration::from_millis(task.limit_ms) + AGENT_GRACE,
+                    killed: None,
+                },
+            );
+        }
+        Err(why) => not_run(node, task.id, Ending::NotStarted, &why),
+    }
+}
+
 /// SIGTERM to the command's process group (`timeout` leads its own),
 /// SIGKILL two seconds later.
 fn kill_group(pid: u32) {
@@ -285,22 +311,7 @@ async fn run(plan_path: &str, node: &str) {
     let (servers, mut pending): (Vec<Task>, Vec<Task>) =
         share.into_iter().partition(|t| t.role == Role::Server);
     for t in &servers {
-        match start(t, &done_tx) {
-            Ok(pid) => {
-                running.insert(
-                    t.id,
-                    Running {
-                        pid,
-                        step: t.step,
-                        role: t.role,
-                        started: Instant::now(),
-                        deadline: Instant::now() + Duration::from_millis(t.limit_ms) + AGENT_GRACE,
-                        killed: None,
-                    },
-                );
-            }
-            Err(why) => not_run(node, t.id, Ending::NotStarted, &why),
-        }
+        launch(node, t, &done_tx, &mut running);
     }
     // Ready once every server listens, has ended, or had its time.
     let until = Instant::now() + LISTEN_WAIT;
@@ -357,24 +368,7 @@ async fn run(plan_path: &str, node: &str) {
             .iter()
             .filter(|t| go + Duration::from_millis(t.at_ms) <= now)
         {
-            match start(t, &done_tx) {
-                Ok(pid) => {
-                    running.insert(
-                        t.id,
-                        Running {
-                            pid,
-                            step: t.step,
-                            role: t.role,
-                            started: Instant::now(),
-                            deadline: Instant::now()
-                                + Duration::from_millis(t.limit_ms)
-                                + AGENT_GRACE,
-                            killed: None,
-                        },
-                    );
-                }
-                Err(why) => not_run(node, t.id, Ending::NotStarted, &why),
-            }
+            launch(node, t, &done_tx, &mut running);
         }
         pending.retain(|t| go + Duration::from_millis(t.at_ms) > now);
         let next_start = pending.first().map(|t| go + Duration::from_millis(t.at_ms));

@@ -433,7 +433,7 @@ impl Launcher for Srun {
             let n = self.rounds.fetch_add(1, Ordering::Relaxed);
             let local = self.work.join(format!("plan-{n}.json"));
             let body = serde_json::to_vec(plan).unwrap_or_default();
-            if let Err(e) = crate::report::raw::write_atomic(&local, &body) {
+            if let Err(e) = crate::paths::write_atomic(&local, &body) {
                 return fail(format!(
                     "cannot write the round's plan {}: {e}",
                     local.display()
