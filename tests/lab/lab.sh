@@ -19,6 +19,7 @@ readonly HOSTS=(host1 host2 host3 host4)
 readonly HOST_RATE=1gbit
 readonly UPLINK_RATE=2gbit
 readonly CHECK_TIMEOUT_S=${LAB_CHECK_TIMEOUT_S:-60}
+readonly SWAP_SETTLE_S=${LAB_SWAP_SETTLE_S:-5}
 readonly MAX_MGMT_HOSTS=64
 
 SSH_CONFIG=$STATE/ssh_config
@@ -35,7 +36,9 @@ usage: lab.sh up [--mgmt-hosts N]   build the lab (tearing down any old one), th
        lab.sh shape NODE RATE       set hostN's link (both ends) to RATE, e.g. 500mbit
        lab.sh shape NODE default    restore hostN's link to 1gbit
        lab.sh swap HOST HOST        swap two hosts' cables at their leaf (both on one leaf);
-                                    run it again to put them back
+                                    run it again to put them back; returns once the
+                                    fabric routes both again without a gap for
+                                    LAB_SWAP_SETTLE_S (default 5)
        lab.sh exec NODE CMD...      run CMD in NODE's network, UTS and mount namespaces
        lab.sh slurm-up              start Slurm on the running lab (munged, slurmctld, a
                                     slurmd per host), wait until every host is idle
@@ -585,18 +588,19 @@ check_ecmp() {
 }
 
 # ICMP with ping where iputils-ping is installed. Without it (a minimal Debian), a TCP SYN
-# from host1's data address to a closed port on host4 answered by "Connection refused" proves
-# the same round trip across the fabric; "No route" or a timeout does not.
+# from one host's data address to a closed port on another answered by "Connection refused"
+# proves the same round trip across the fabric; "No route" or a timeout does not.
 check_ping() {
-  local out
+  local from=$1 to=$2 out src dst
+  src=198.19.${from#host}.1 dst=198.19.${to#host}.1
   if command -v ping >/dev/null 2>&1; then
-    node_exec host1 ping -q -c 2 -i 0.2 -W 1 -I 198.19.1.1 198.19.4.1 >/dev/null 2>&1 && return 0
-    echo "host1 (198.19.1.1) cannot ping host4 (198.19.4.1)"
+    node_exec "$from" ping -q -c 2 -i 0.2 -W 1 -I "$src" "$dst" >/dev/null 2>&1 && return 0
+    echo "$from ($src) cannot ping $to ($dst)"
     return 1
   fi
-  out=$(node_exec host1 iperf3 -c 198.19.4.1 -p 9 -B 198.19.1.1 -t 1 --connect-timeout 1000 2>&1) || true
+  out=$(node_exec "$from" iperf3 -c "$dst" -p 9 -B "$src" -t 1 --connect-timeout 1000 2>&1) || true
   grep -q 'Connection refused' <<<"$out" && return 0
-  echo "host1 (198.19.1.1) cannot reach host4 (198.19.4.1): $out"
+  echo "$from ($src) cannot reach $to ($dst): $out"
   return 1
 }
 
@@ -608,13 +612,11 @@ check_lldp() {
   return 1
 }
 
-lab_check() {
-  [[ -r $SSH_CONFIG ]] || die "no lab is running (run: lab.sh up)"
-  [[ $CHECK_TIMEOUT_S =~ ^[0-9]+$ ]] ||
-    die "LAB_CHECK_TIMEOUT_S must be a whole number of seconds, not '$CHECK_TIMEOUT_S'"
-  local nodes deadline=$((SECONDS + CHECK_TIMEOUT_S)) t0=$EPOCHREALTIME step msg
-  mapfile -t nodes < <(lab_nodes)
-  for step in "check_ssh ${nodes[*]}" check_bgp check_ecmp check_ping check_lldp; do
+# Runs each check in turn until it passes, within LAB_CHECK_TIMEOUT_S in all; a check that
+# is still failing then is printed and the call fails.
+until_ok() {
+  local deadline=$((SECONDS + CHECK_TIMEOUT_S)) step msg
+  for step in "$@"; do
     # shellcheck disable=SC2086
     until msg=$($step); do
       if ((SECONDS >= deadline)); then
@@ -624,6 +626,16 @@ lab_check() {
       sleep 1
     done
   done
+}
+
+lab_check() {
+  [[ -r $SSH_CONFIG ]] || die "no lab is running (run: lab.sh up)"
+  [[ $CHECK_TIMEOUT_S =~ ^[0-9]+$ ]] ||
+    die "LAB_CHECK_TIMEOUT_S must be a whole number of seconds, not '$CHECK_TIMEOUT_S'"
+  local nodes t0=$EPOCHREALTIME
+  mapfile -t nodes < <(lab_nodes)
+  until_ok "check_ssh ${nodes[*]}" check_bgp check_ecmp "check_ping host1 host4" check_lldp ||
+    return 1
   say "check ok in $(elapsed "$t0") s: ${#nodes[@]} nodes answer ssh with their names," \
     "all 4 bgp sessions established (both ends), 2 ecmp next hops per far host subnet on each leaf," \
     "host1 reaches host4 across the fabric, lldp host1 eth1 sees leaf1 swp1"
@@ -1033,8 +1045,18 @@ lab_swap() {
   [[ $la == "$lb" ]] ||
     die "swap: $a is on $la and $b on $lb; only two ports of one leaf can be swapped"
   holder_pid "$la" >/dev/null || die "node $la is not running (run: lab.sh up)"
-  # An interface must be down to be renamed.
+  # An interface must be down to be renamed. zebra follows a rename, but now and then keeps
+  # a renamed port's address on the object of its old name: the port then has no connected
+  # route in FRR, the leaf stops announcing the host's subnet and the host is cut off for
+  # good (seen in CI). So the addresses come off before the renames and go back on the same
+  # devices after, and zebra learns each under the device's new name.
+  local aa ab
+  aa=$(ip -n "$NS_PREFIX$la" -4 -o addr show dev "$pa" | awk '{print $4}')
+  ab=$(ip -n "$NS_PREFIX$la" -4 -o addr show dev "$pb" | awk '{print $4}')
+  [[ -n $aa && -n $ab ]] || die "swap: $la $pa or $pb has no IPv4 address (run: lab.sh up)"
   ipb "$la" <<EOF
+addr del $aa dev $pa
+addr del $ab dev $pb
 link set $pa down
 link set $pb down
 link set $pa name rgswap
@@ -1042,9 +1064,26 @@ link set $pb name $pa
 link set rgswap name $pb
 link set $pa up
 link set $pb up
+addr add $aa dev $pb
+addr add $ab dev $pa
 EOF
   # Tell the leaf's lldpd now rather than at its next 5 s interval.
   node_exec "$la" lldpcli update >/dev/null 2>&1 || true
+  # The ports went down, so the leaf withdraws hosts' subnets from BGP and originates them
+  # again once the ports are up, a second or two later, at a moment zebra chooses (renamed
+  # ports confuse its per-name state, so nothing on the leaf says when it is done). Return
+  # once the far leaf has routed both subnets over both spines and traffic has crossed,
+  # without a gap, for SWAP_SETTLE_S: a test that runs traffic next must not race BGP.
+  local far since=$SECONDS
+  far=$([[ $la == leaf1 ]] && echo host4 || echo host1)
+  while ((SECONDS - since < SWAP_SETTLE_S)); do
+    if ! check_ecmp >/dev/null || ! check_ping "$a" "$far" >/dev/null ||
+      ! check_ping "$b" "$far" >/dev/null; then
+      until_ok check_ecmp "check_ping $a $far" "check_ping $b $far" || return 1
+      since=$SECONDS
+    fi
+    sleep 0.5
+  done
   say "$la: the cables of $a ($pa) and $b ($pb) are swapped"
 }
 
