@@ -266,6 +266,62 @@ async fn timed_commands_start_at_their_offset() {
     assert!(out[0][1].started_s < out[0][0].started_s);
 }
 
+/// The limits admit whole steps: more steps with servers than global slots
+/// run in waves (servers never fill every slot while their clients wait), and
+/// a step needing more commands on one host than `per_host` (an incast) runs
+/// them all at once instead of waiting for slots it can never get.
+#[tokio::test(flavor = "multi_thread")]
+async fn slots_admit_whole_steps_so_servers_never_starve_their_clients() {
+    let s = need_server!();
+    let mut spec = spec(&s, "user");
+    spec.parallelism = 3;
+    spec.per_host = 2;
+    let hosts: HashMap<String, String> = [
+        ("h1".to_string(), "127.0.0.1".to_string()),
+        ("h2".to_string(), "127.0.0.1".to_string()),
+    ]
+    .into();
+    let t = SshTransport::with_addresses(&spec, hosts).unwrap();
+    // Four pairs, each a server on h1 that would listen for minutes and a
+    // client on h2: one step (two slots) at a time fits in three slots.
+    let pairs: Vec<Vec<Invocation>> = (0..4)
+        .map(|k| {
+            vec![
+                inv("h1", &format!("sleep 304.{k}"), Role::Server, 30),
+                inv("h2", "true", Role::Client, 30),
+            ]
+        })
+        .collect();
+    let out = run(&t, pairs).await;
+    for (k, step) in out.iter().enumerate() {
+        assert!(step[0].failure.is_none(), "server {k}: {:?}", step[0]);
+        assert_eq!(step[1].exit, Some(0), "client {k}: {:?}", step[1]);
+    }
+    let mut spans: Vec<(f64, f64)> = out.iter().map(|s| (s[0].started_s, s[0].ended_s)).collect();
+    spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for w in spans.windows(2) {
+        assert!(w[1].0 >= w[0].1, "steps overlapped: {spans:?}");
+    }
+
+    // An incast: three servers on h1 for three clients on h2, more than
+    // per_host on each and as many commands as twice the global limit.
+    let mut incast = Vec::new();
+    for k in 0..3 {
+        incast.push(inv("h1", &format!("sleep 305.{k}"), Role::Server, 30));
+    }
+    for _ in 0..3 {
+        incast.push(inv("h2", "true", Role::Client, 30));
+    }
+    let out = run(&t, vec![incast]).await;
+    for o in &out[0][..3] {
+        assert!(o.failure.is_none(), "{o:?}");
+    }
+    for o in &out[0][3..] {
+        assert_eq!(o.exit, Some(0), "{o:?}");
+    }
+    assert!(gone("sleep 30[45]\\.", Duration::from_secs(10)));
+}
+
 /// The preflight in one round trip per host: the live host reports its name,
 /// tools and clock (same machine, so the skew is within the round trip);
 /// the dead one is reported unreachable, and a later command to it fails at

@@ -3,6 +3,12 @@
 //! fails instead of prompting, bounded concurrency (global and per host:
 //! sshd's default MaxSessions is 10 per connection).
 //!
+//! The limits admit whole steps, never single commands: a step starts when
+//! all the slots its commands need are free and holds them until its last
+//! command ends. A server waits for its own clients only, so a round with
+//! more steps than slots runs in waves instead of filling every slot with
+//! servers whose clients can never start.
+//!
 //! Every remote command runs as
 //! `setsid -w sh -c 'echo "@@rocegate-pgid $$" >&2; exec timeout -k 5 T …'`:
 //! in a session and process group of its own, whose id comes back first on
@@ -18,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::Command;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::transport::{BatchFuture, Cancel, Transport};
 use super::types::{quote, ExecFailure, Invocation, InvocationOutput, Role, StepCommands};
@@ -58,6 +64,19 @@ struct Ended {
     /// The remote process group, when the remote command started.
     pgid: Option<u32>,
     failure: Option<ExecFailure>,
+}
+
+impl Ended {
+    /// A command that never ran, or whose end is unknown, and why.
+    fn failed(why: ExecFailure) -> Self {
+        Ended {
+            stdout: String::new(),
+            stderr: String::new(),
+            exit: None,
+            pgid: None,
+            failure: Some(why),
+        }
+    }
 }
 
 impl SshTransport {
@@ -156,13 +175,7 @@ impl SshTransport {
                 } else {
                     ExecFailure::Transport(format!("cannot start ssh: {e}"))
                 };
-                return Ended {
-                    stdout: String::new(),
-                    stderr: String::new(),
-                    exit: None,
-                    pgid: None,
-                    failure: Some(f),
-                };
+                return Ended::failed(f);
             }
         };
         let out = child.stdout.take().expect("stdout is piped");
@@ -256,7 +269,35 @@ impl SshTransport {
         }
     }
 
-    /// An invocation with its slots held, retried once when ssh failed
+    /// The slots a step needs, taken all before any of its commands start:
+    /// one global slot per command (at most `parallelism`), then, host by
+    /// host in name order (so two steps never wait on each other), one per
+    /// command on that host (at most `per_host`). A step with more commands
+    /// on one host than `per_host` (an incast of many senders) runs them
+    /// all: sshd refuses the sessions past its MaxSessions on the master
+    /// and the client opens a connection of its own (docs/scale.md).
+    async fn admit(&self, step: &StepCommands) -> Vec<OwnedSemaphorePermit> {
+        let mut on_host: std::collections::BTreeMap<&str, usize> = Default::default();
+        for inv in &step.invocations {
+            *on_host.entry(inv.host.as_str()).or_default() += 1;
+        }
+        let want = |n: usize, cap: usize| n.min(cap.max(1)).try_into().unwrap_or(u32::MAX);
+        let mut held = Vec::with_capacity(on_host.len() + 1);
+        let global = want(step.invocations.len(), self.spec.parallelism);
+        // The semaphores are never closed, so acquiring cannot fail.
+        if let Ok(p) = self.global.clone().acquire_many_owned(global).await {
+            held.push(p);
+        }
+        for (host, n) in on_host {
+            let slot = self.host_slot(host);
+            if let Ok(p) = slot.acquire_many_owned(want(n, self.spec.per_host)).await {
+                held.push(p);
+            }
+        }
+        held
+    }
+
+    /// One invocation of an admitted step, retried once when ssh failed
     /// before the remote command started (exit 255 and no process group).
     async fn run_one(&self, inv: &Invocation, cancel: Cancel, t0: Instant) -> InvocationOutput {
         if !inv.at.is_zero() {
@@ -264,13 +305,9 @@ impl SshTransport {
             tokio::select! {
                 _ = tokio::time::sleep_until((t0 + inv.at).into()) => {}
                 _ = c.wait_for(|c| *c) => {
-                    return self.output(inv, Ended {
-                        stdout: String::new(),
-                        stderr: String::new(),
-                        exit: None,
-                        pgid: None,
-                        failure: Some(ExecFailure::Cancelled("the run was interrupted before it was due".into())),
-                    }, self.now_s());
+                    let why = "the run was interrupted before it was due";
+                    let ended = Ended::failed(ExecFailure::Cancelled(why.into()));
+                    return self.output(inv, ended, self.now_s());
                 }
             }
         }
@@ -291,18 +328,9 @@ impl SshTransport {
                 }
                 other => other,
             };
-            let ended = Ended {
-                stdout: String::new(),
-                stderr: String::new(),
-                exit: None,
-                pgid: None,
-                failure: Some(why),
-            };
+            let ended = Ended::failed(why);
             return self.output(inv, ended, now);
         }
-        let slot = self.host_slot(&inv.host);
-        let _g = self.global.acquire().await;
-        let _h = slot.acquire().await;
         let started = self.now_s();
         let mut ended = self.attempt(inv, cancel.clone()).await;
         if ended.exit == Some(255) && ended.pgid.is_none() && !auth_refused(&ended.stderr) {
@@ -351,6 +379,33 @@ impl SshTransport {
         t0: Instant,
     ) -> Vec<InvocationOutput> {
         let n = step.invocations.len();
+        // A step asks for its slots when its first command is due, so a
+        // timed probe does not hold a slot idle until its offset.
+        let due = step
+            .invocations
+            .iter()
+            .map(|i| i.at)
+            .min()
+            .unwrap_or_default();
+        let mut waiting = cancel.clone();
+        let _slots = tokio::select! {
+            held = async {
+                tokio::time::sleep_until((t0 + due).into()).await;
+                self.admit(step).await
+            } => held,
+            _ = waiting.wait_for(|c| *c) => {
+                let why = "the run was interrupted before its step started";
+                let now = self.now_s();
+                return step
+                    .invocations
+                    .iter()
+                    .map(|inv| {
+                        let ended = Ended::failed(ExecFailure::Cancelled(why.into()));
+                        self.output(inv, ended, now)
+                    })
+                    .collect();
+            }
+        };
         let is_server = |i: &usize| step.invocations[*i].role == Role::Server;
         let any_server = (0..n).any(|i| is_server(&i));
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
