@@ -15,12 +15,23 @@ use super::{events, gone_within, lab_processes, rocegate, root, run, sh, write, 
 const SWITCHES: [&str; 4] = ["leaf1", "leaf2", "spine1", "spine2"];
 
 /// What is wrong with the fabric now: a lab switch port down (admin or
-/// carrier) or a BGP session not established. Empty when whole.
+/// carrier), a BGP session not established, or a leaf without both spines'
+/// next hops to the other leaf's host subnets (sessions come up before their
+/// updates arrive: traffic started then finds no route). Empty when whole.
 fn broken() -> Vec<String> {
-    let read = "for d in /sys/class/net/swp*; do echo \"@@port ${d##*/} $(cat $d/flags) $(cat $d/operstate)\"; done; echo @@bgp; vtysh -c 'show bgp summary json'";
     let mut bad = Vec::new();
     for sw in SWITCHES {
-        let o = sh(Command::new(root().join(LAB)).args(["exec", sw, "sh", "-c", read]));
+        let far = match sw {
+            "leaf1" => "198.19.3.0/31 198.19.4.0/31",
+            "leaf2" => "198.19.1.0/31 198.19.2.0/31",
+            _ => "",
+        };
+        let read = format!(
+            "for d in /sys/class/net/swp*; do echo \"@@port ${{d##*/}} $(cat $d/flags) $(cat $d/operstate)\"; done; \
+             for p in {far}; do echo \"@@route $p $(ip route show $p | grep -c 'nexthop via')\"; done; \
+             echo @@bgp; vtysh -c 'show bgp summary json'"
+        );
+        let o = sh(Command::new(root().join(LAB)).args(["exec", sw, "sh", "-c", &read]));
         let text = String::from_utf8_lossy(&o.stdout).to_string();
         let (ports, json) = text.split_once("@@bgp").unwrap_or((&text, ""));
         for l in ports.lines() {
@@ -30,6 +41,11 @@ fn broken() -> Vec<String> {
                     u32::from_str_radix(flags.trim_start_matches("0x"), 16).unwrap_or(0) & 1;
                 if admin == 0 || *oper != "up" {
                     bad.push(format!("{sw}:{name} flags {flags} {oper}"));
+                }
+            }
+            if let ["@@route", prefix, hops] = w.as_slice() {
+                if *hops != "2" {
+                    bad.push(format!("{sw}: {hops} next hops to {prefix}"));
                 }
             }
         }
