@@ -29,7 +29,7 @@ use self::launch::{Allocation, Launcher, StepIo};
 use self::wire::{Control, Line, RoundPlan, Task};
 use super::local::LocalTransport;
 use super::transport::{BatchFuture, Cancel, Transport};
-use super::types::{ExecFailure, InvocationOutput, Role, StepCommands};
+use super::types::{ExecFailure, Invocation, InvocationOutput, Role, StepCommands};
 
 /// What the controller allows past the longest command of a step before
 /// it cancels the step itself (slow node start, a kill that hangs).
@@ -89,6 +89,7 @@ impl SlurmTransport {
         }
     }
 
+    /// Runs a batch: the nodes' share as one step, the rest beside it.
     async fn batch(
         &self,
         batch: &[StepCommands],
@@ -99,121 +100,21 @@ impl SlurmTransport {
             .map(|s| vec![None; s.invocations.len()])
             .collect();
         // Ids number the invocations of the batch in order.
-        let mut at: Vec<(usize, usize)> = Vec::new();
-        for (s, step) in batch.iter().enumerate() {
-            for i in 0..step.invocations.len() {
-                at.push((s, i));
-            }
-        }
-        let on_node = |host: &str| self.nodes.contains(host);
-        let any_node = at
+        let at: Vec<(usize, usize)> = batch
             .iter()
-            .any(|&(s, i)| on_node(&batch[s].invocations[i].host));
-        if any_node {
-            launch::COUNTERS
-                .batches
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
-        let alloc = if any_node {
-            match self.allocation().await {
-                Ok(a) => Some(a),
-                Err(e) => {
-                    for &(s, i) in &at {
-                        let inv = &batch[s].invocations[i];
-                        if on_node(&inv.host) {
-                            outs[s][i] = Some(self.failed(ExecFailure::Transport(format!(
-                                "{}: no Slurm allocation: {e}",
-                                inv.host
-                            ))));
-                        }
-                    }
-                    None
-                }
-            }
-        } else {
-            None
-        };
-        // The plan: each usable node's share; the rest fail at once.
-        let mut shares: BTreeMap<String, Vec<Task>> = BTreeMap::new();
-        let known_down = self.down.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        for (id, &(s, i)) in at.iter().enumerate() {
-            let inv = &batch[s].invocations[i];
-            if !on_node(&inv.host) || outs[s][i].is_some() {
-                continue;
-            }
-            let why = alloc
-                .and_then(|a| a.down.get(&inv.host))
-                .or_else(|| known_down.get(&inv.host));
-            if let Some(why) = why {
-                outs[s][i] = Some(self.failed(why.clone()));
-                continue;
-            }
-            shares.entry(inv.host.clone()).or_default().push(Task {
-                id,
-                step: s,
-                argv: inv.argv.clone(),
-                env: inv.env.clone(),
-                role: inv.role,
-                limit_ms: inv.limit().as_millis() as u64,
-                at_ms: inv.at.as_millis() as u64,
-            });
-        }
-        let emulated_others = self.others.is_none();
-        // The clients each step still waits for, node and other alike: when
-        // none is left its servers are stopped.
-        let mut waiting: Vec<usize> = batch
-            .iter()
-            .map(|s| {
-                s.invocations
-                    .iter()
-                    .filter(|i| i.role != Role::Server)
-                    .count()
-            })
+            .enumerate()
+            .flat_map(|(s, step)| (0..step.invocations.len()).map(move |i| (s, i)))
             .collect();
-        let mut node_servers: Vec<bool> = vec![false; batch.len()];
-        for t in shares.values().flatten() {
-            if t.role == Role::Server {
-                node_servers[t.step] = true;
-            }
-        }
-        // What runs beside the step: switches, and launchers on the controller.
-        let others_batch = |local: bool| -> (Vec<StepCommands>, Vec<(usize, usize)>) {
-            let mut b = Vec::new();
-            let mut back = Vec::new();
-            for (s, step) in batch.iter().enumerate() {
-                let mut invs = Vec::new();
-                for (i, inv) in step.invocations.iter().enumerate() {
-                    let is_local = inv.host == "localhost";
-                    if on_node(&inv.host) || is_local != local {
-                        continue;
-                    }
-                    let mut inv = inv.clone();
-                    // nccl-tests' launcher runs inside the allocation: srun
-                    // as a step of it, mpirun through OpenMPI's slurm
-                    // launcher (which reads SLURM_JOB_ID).
-                    if local
-                        && inv
-                            .argv
-                            .first()
-                            .is_some_and(|p| p == "srun" || p == "mpirun")
-                    {
-                        if let Some(a) = alloc {
-                            inv.env.extend(a.launcher_env.iter().cloned());
-                        }
-                    }
-                    invs.push(inv);
-                    back.push((s, i));
-                }
-                if !invs.is_empty() {
-                    b.push(StepCommands { invocations: invs });
-                }
-            }
-            (b, back)
-        };
+        let alloc = self.allocation_for(batch, &at, &mut outs).await;
+        let shares = self.shares(batch, &at, alloc, &mut outs);
+        let emulated_others = self.others.is_none();
         let ((local_b, local_back), (remote_b, remote_back)) = if emulated_others {
             Default::default()
         } else {
-            (others_batch(true), others_batch(false))
+            (
+                self.beside(batch, alloc, true),
+                self.beside(batch, alloc, false),
+            )
         };
         let others_fut = {
             let c1 = cancel.clone();
@@ -237,11 +138,11 @@ impl SlurmTransport {
                 tokio::join!(l, r)
             }
         };
-        let mut step_nodes: Vec<String> = shares.keys().cloned().collect();
-        step_nodes.sort();
+        let step_nodes: Vec<String> = shares.keys().cloned().collect();
         let run_step = !step_nodes.is_empty() || emulated_others && !at.is_empty();
         let (line_tx, mut line_rx) = mpsc::unbounded_channel::<String>();
         let (ctl_tx, ctl_rx) = mpsc::unbounded_channel::<Control>();
+        let mut pump = Pump::new(batch, &at, &shares, ctl_tx);
         let round = self
             .rounds
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -259,20 +160,12 @@ impl SlurmTransport {
         let empty = Allocation::default();
         let step_fut = async {
             if run_step {
-                Some(
-                    self.launcher
-                        .step(
-                            alloc.unwrap_or(&empty),
-                            &step_nodes,
-                            &plan,
-                            batch,
-                            StepIo {
-                                lines: line_tx,
-                                control: ctl_rx,
-                            },
-                        )
-                        .await,
-                )
+                let io = StepIo {
+                    lines: line_tx,
+                    control: ctl_rx,
+                };
+                let a = alloc.unwrap_or(&empty);
+                Some(self.launcher.step(a, &step_nodes, &plan, batch, io).await)
             } else {
                 drop(line_tx);
                 drop(ctl_rx);
@@ -283,104 +176,43 @@ impl SlurmTransport {
         tokio::pin!(others_fut);
         // No node in this batch: nothing to wait for at the barrier.
         if step_nodes.is_empty() {
-            let _ = ctl_tx.send(Control::Go);
+            pump.go(self.launcher.now_s());
         }
-        let mut ctl = Some(ctl_tx);
-        let mut ready: HashSet<String> = HashSet::new();
-        let mut slurm_steps: HashSet<String> = HashSet::new();
-        let mut go_s: Option<f64> = None;
-        let mut stdout: HashMap<usize, Vec<u8>> = HashMap::new();
-        let mut stderr: HashMap<usize, Vec<u8>> = HashMap::new();
-        let mut ended: HashMap<usize, wire::End> = HashMap::new();
-        let mut broken: HashMap<String, String> = HashMap::new();
         let mut step_end = None;
         let mut others_out = None;
         let mut lines_open = true;
         let mut cancelled = false;
         let deadline = tokio::time::Instant::now() + limit;
         let mut cancel_deadline: Option<tokio::time::Instant> = None;
-        let stop_if_done =
-            |s: usize, waiting: &[usize], ctl: &Option<mpsc::UnboundedSender<Control>>| {
-                if waiting[s] == 0 && node_servers[s] {
-                    if let Some(c) = ctl {
-                        let _ = c.send(Control::Stop(s));
-                    }
-                }
-            };
         while step_end.is_none() || others_out.is_none() || lines_open {
             let timer = cancel_deadline.unwrap_or(deadline);
             tokio::select! {
-                l = line_rx.recv(), if lines_open => match l.as_deref().and_then(wire::parse) {
-                    Some(Line::Ready { node, step }) => {
-                        ready.insert(node);
-                        if !step.is_empty() {
-                            slurm_steps.insert(step);
-                        }
-                        if go_s.is_none() && ready.len() >= step_nodes.len() {
-                            go_s = Some(self.launcher.now_s());
-                            if let Some(c) = &ctl {
-                                let _ = c.send(Control::Go);
-                            }
-                            for s in 0..batch.len() {
-                                stop_if_done(s, &waiting, &ctl);
-                            }
+                l = line_rx.recv(), if lines_open => match l {
+                    Some(l) => {
+                        if let Some(line) = wire::parse(&l) {
+                            pump.on_line(line, self.launcher.now_s());
                         }
                     }
-                    Some(Line::Stdout { id, bytes, .. }) => stdout.entry(id).or_default().extend(bytes),
-                    Some(Line::Stderr { id, bytes, .. }) => stderr.entry(id).or_default().extend(bytes),
-                    Some(Line::End(e)) => {
-                        if let Some(&(s, i)) = at.get(e.id) {
-                            if batch[s].invocations[i].role != Role::Server && !ended.contains_key(&e.id) {
-                                waiting[s] = waiting[s].saturating_sub(1);
-                                stop_if_done(s, &waiting, &ctl);
-                            }
-                            ended.insert(e.id, e);
-                        }
-                    }
-                    Some(Line::Broken { node, why }) => {
-                        broken.insert(node.clone(), why);
-                        // A node that cannot run its share is ready for the barrier.
-                        ready.insert(node);
-                        if go_s.is_none() && ready.len() >= step_nodes.len() {
-                            go_s = Some(self.launcher.now_s());
-                            if let Some(c) = &ctl {
-                                let _ = c.send(Control::Go);
-                            }
-                        }
-                    }
-                    Some(Line::Bye { .. }) => {}
-                    None => {
-                        if l.is_none() {
-                            lines_open = false;
-                        }
-                    }
+                    None => lines_open = false,
                 },
-                e = &mut step_fut, if step_end.is_none() => {
-                    step_end = Some(e);
-                }
+                e = &mut step_fut, if step_end.is_none() => step_end = Some(e),
                 o = &mut others_fut, if others_out.is_none() => {
-                    for (s, step) in batch.iter().enumerate() {
-                        let done = step
-                            .invocations
-                            .iter()
-                            .filter(|i| i.role != Role::Server && !on_node(&i.host) && !emulated_others)
-                            .count();
-                        waiting[s] = waiting[s].saturating_sub(done);
-                        stop_if_done(s, &waiting, &ctl);
+                    if !emulated_others {
+                        pump.others_ended(|host| self.nodes.contains(host));
                     }
                     others_out = Some(o);
                 }
                 () = async { let _ = cancel.wait_for(|c| *c).await; }, if !cancelled => {
                     cancelled = true;
                     // The tasks' input ends: each agent kills what it runs.
-                    ctl = None;
+                    pump.ctl = None;
                     cancel_deadline = Some(tokio::time::Instant::now() + CANCEL_WAIT);
                 }
                 _ = tokio::time::sleep_until(timer), if step_end.is_none() => {
-                    for s in &slurm_steps {
+                    for s in &pump.slurm_steps {
                         self.launcher.cancel_step(s).await;
                     }
-                    ctl = None;
+                    pump.ctl = None;
                     // Once more only: then the step is abandoned.
                     if cancel_deadline.is_some() {
                         break;
@@ -389,83 +221,30 @@ impl SlurmTransport {
                 }
             }
         }
-        drop(ctl);
+        pump.ctl = None;
         let step_end = step_end.flatten();
-        // Put every answer in its place.
-        let go = go_s.unwrap_or_else(|| self.launcher.now_s());
-        let srun_said = step_end
-            .as_ref()
-            .map(|e| e.stderr.trim().to_string())
-            .unwrap_or_default();
+        let after = After {
+            go: pump.go_s.unwrap_or_else(|| self.launcher.now_s()),
+            now: self.launcher.now_s(),
+            cancelled,
+            srun_said: step_end
+                .as_ref()
+                .map(|e| e.stderr.trim().to_string())
+                .unwrap_or_default(),
+        };
         for (id, &(s, i)) in at.iter().enumerate() {
-            if outs[s][i].is_some() {
-                continue;
-            }
             let inv = &batch[s].invocations[i];
-            if !on_node(&inv.host) {
-                continue;
+            if outs[s][i].is_none() && self.nodes.contains(&inv.host) {
+                outs[s][i] = Some(pump.output(id, inv, &after));
             }
-            let out_text =
-                String::from_utf8_lossy(&stdout.remove(&id).unwrap_or_default()).into_owned();
-            let err_text =
-                String::from_utf8_lossy(&stderr.remove(&id).unwrap_or_default()).into_owned();
-            let o = match ended.get(&id) {
-                Some(e) => InvocationOutput {
-                    failure: wire::failure(
-                        &inv.host,
-                        inv.argv.first().map_or("", String::as_str),
-                        inv.limit().as_secs(),
-                        e,
-                        &err_text,
-                    ),
-                    stdout: out_text,
-                    stderr: err_text,
-                    exit: e.exit,
-                    started_s: go + e.started,
-                    ended_s: go + e.ended,
-                },
-                None => {
-                    let why = if let Some(b) = broken.get(&inv.host) {
-                        ExecFailure::Transport(format!(
-                            "{}: the node agent could not run: {b}",
-                            inv.host
-                        ))
-                    } else if cancelled {
-                        ExecFailure::Cancelled("the run was interrupted".into())
-                    } else {
-                        ExecFailure::Transport(format!(
-                            "{}: the Slurm step ended before this command reported{}",
-                            inv.host,
-                            if srun_said.is_empty() {
-                                String::new()
-                            } else {
-                                format!("; srun said: {}", last_lines(&srun_said, 5))
-                            }
-                        ))
-                    };
-                    InvocationOutput {
-                        stdout: out_text,
-                        stderr: err_text,
-                        failure: Some(why),
-                        started_s: go,
-                        ended_s: self.launcher.now_s(),
-                        exit: None,
-                    }
-                }
-            };
-            outs[s][i] = Some(o);
         }
-        // What ran beside the step.
-        let emulated = step_end.and_then(|e| e.others);
-        if let Some(all) = emulated {
+        // What ran beside the step: answered by the emulated launcher, or
+        // by the transports beside it.
+        if let Some(all) = step_end.and_then(|e| e.others) {
             for (s, row) in all.into_iter().enumerate() {
                 for (i, o) in row.into_iter().enumerate() {
-                    if outs
-                        .get(s)
-                        .and_then(|r| r.get(i))
-                        .is_some_and(Option::is_none)
-                    {
-                        outs[s][i] = Some(o);
+                    if let Some(slot @ None) = outs.get_mut(s).and_then(|r| r.get_mut(i)) {
+                        *slot = Some(o);
                     }
                 }
             }
@@ -486,6 +265,295 @@ impl SlurmTransport {
                     .collect()
             })
             .collect()
+    }
+
+    /// The allocation, when the batch touches a node; without one, every
+    /// node command fails with why.
+    async fn allocation_for(
+        &self,
+        batch: &[StepCommands],
+        at: &[(usize, usize)],
+        outs: &mut [Vec<Option<InvocationOutput>>],
+    ) -> Option<&Allocation> {
+        let on_node = |&(s, i): &(usize, usize)| {
+            let host = &batch[s].invocations[i].host;
+            self.nodes.contains(host).then_some((s, i, host))
+        };
+        if !at.iter().any(|x| on_node(x).is_some()) {
+            return None;
+        }
+        launch::COUNTERS
+            .batches
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        match self.allocation().await {
+            Ok(a) => Some(a),
+            Err(e) => {
+                for (s, i, host) in at.iter().filter_map(on_node) {
+                    let why = format!("{host}: no Slurm allocation: {e}");
+                    outs[s][i] = Some(self.failed(ExecFailure::Transport(why)));
+                }
+                None
+            }
+        }
+    }
+
+    /// The plan: each usable node's share. A command on a node Slurm or the
+    /// preflight found unusable fails at once, with why.
+    fn shares(
+        &self,
+        batch: &[StepCommands],
+        at: &[(usize, usize)],
+        alloc: Option<&Allocation>,
+        outs: &mut [Vec<Option<InvocationOutput>>],
+    ) -> BTreeMap<String, Vec<Task>> {
+        let mut shares: BTreeMap<String, Vec<Task>> = BTreeMap::new();
+        let known_down = self.down.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        for (id, &(s, i)) in at.iter().enumerate() {
+            let inv = &batch[s].invocations[i];
+            if !self.nodes.contains(&inv.host) || outs[s][i].is_some() {
+                continue;
+            }
+            let why = alloc
+                .and_then(|a| a.down.get(&inv.host))
+                .or_else(|| known_down.get(&inv.host));
+            if let Some(why) = why {
+                outs[s][i] = Some(self.failed(why.clone()));
+                continue;
+            }
+            shares.entry(inv.host.clone()).or_default().push(Task {
+                id,
+                step: s,
+                argv: inv.argv.clone(),
+                env: inv.env.clone(),
+                role: inv.role,
+                limit_ms: inv.limit().as_millis() as u64,
+                at_ms: inv.at.as_millis() as u64,
+            });
+        }
+        shares
+    }
+
+    /// What runs beside the step: the switches' commands (`local` false) or
+    /// the launchers on the controller (`local` true), as a batch of their
+    /// own, with where each answer goes back.
+    fn beside(
+        &self,
+        batch: &[StepCommands],
+        alloc: Option<&Allocation>,
+        local: bool,
+    ) -> (Vec<StepCommands>, Vec<(usize, usize)>) {
+        let mut b = Vec::new();
+        let mut back = Vec::new();
+        for (s, step) in batch.iter().enumerate() {
+            let mut invs = Vec::new();
+            for (i, inv) in step.invocations.iter().enumerate() {
+                if self.nodes.contains(&inv.host) || (inv.host == "localhost") != local {
+                    continue;
+                }
+                let mut inv = inv.clone();
+                // nccl-tests' launcher runs inside the allocation: srun as a
+                // step of it, mpirun through OpenMPI's slurm launcher (which
+                // reads SLURM_JOB_ID).
+                let launcher = inv
+                    .argv
+                    .first()
+                    .is_some_and(|p| p == "srun" || p == "mpirun");
+                if let (true, Some(a)) = (local && launcher, alloc) {
+                    inv.env.extend(a.launcher_env.iter().cloned());
+                }
+                invs.push(inv);
+                back.push((s, i));
+            }
+            if !invs.is_empty() {
+                b.push(StepCommands { invocations: invs });
+            }
+        }
+        (b, back)
+    }
+}
+
+/// What the controller knows of a round while its step runs: which nodes
+/// are ready, what each command said and how it ended, and how many
+/// clients each step still waits for (when none is left, its servers stop).
+struct Pump<'a> {
+    batch: &'a [StepCommands],
+    at: &'a [(usize, usize)],
+    nodes: usize,
+    waiting: Vec<usize>,
+    node_servers: Vec<bool>,
+    /// The step's input; `None` closes it (the agents kill what they run).
+    ctl: Option<mpsc::UnboundedSender<Control>>,
+    ready: HashSet<String>,
+    /// Slurm's ids of the step, from the ready lines (for `scancel`).
+    slurm_steps: HashSet<String>,
+    go_s: Option<f64>,
+    stdout: HashMap<usize, Vec<u8>>,
+    stderr: HashMap<usize, Vec<u8>>,
+    ended: HashMap<usize, wire::End>,
+    broken: HashMap<String, String>,
+}
+
+/// How the round ended, for the commands that never reported.
+struct After {
+    go: f64,
+    now: f64,
+    cancelled: bool,
+    srun_said: String,
+}
+
+impl<'a> Pump<'a> {
+    fn new(
+        batch: &'a [StepCommands],
+        at: &'a [(usize, usize)],
+        shares: &BTreeMap<String, Vec<Task>>,
+        ctl: mpsc::UnboundedSender<Control>,
+    ) -> Self {
+        // The clients each step waits for, node and other alike.
+        let waiting = batch
+            .iter()
+            .map(|s| {
+                s.invocations
+                    .iter()
+                    .filter(|i| i.role != Role::Server)
+                    .count()
+            })
+            .collect();
+        let mut node_servers = vec![false; batch.len()];
+        for t in shares.values().flatten() {
+            if t.role == Role::Server {
+                node_servers[t.step] = true;
+            }
+        }
+        Pump {
+            batch,
+            at,
+            nodes: shares.len(),
+            waiting,
+            node_servers,
+            ctl: Some(ctl),
+            ready: HashSet::new(),
+            slurm_steps: HashSet::new(),
+            go_s: None,
+            stdout: HashMap::new(),
+            stderr: HashMap::new(),
+            ended: HashMap::new(),
+            broken: HashMap::new(),
+        }
+    }
+
+    fn send(&self, c: Control) {
+        if let Some(ctl) = &self.ctl {
+            let _ = ctl.send(c);
+        }
+    }
+
+    /// The barrier is passed: clients and probes may start, and a step
+    /// with no client left stops its servers.
+    fn go(&mut self, now: f64) {
+        self.go_s = Some(now);
+        self.send(Control::Go);
+        for s in 0..self.batch.len() {
+            self.release(s);
+        }
+    }
+
+    /// Stops step `s`'s servers on the nodes once none of its clients runs.
+    fn release(&self, s: usize) {
+        if self.waiting[s] == 0 && self.node_servers[s] {
+            self.send(Control::Stop(s));
+        }
+    }
+
+    fn ready(&mut self, node: String, now: f64) {
+        self.ready.insert(node);
+        if self.go_s.is_none() && self.ready.len() >= self.nodes {
+            self.go(now);
+        }
+    }
+
+    fn on_line(&mut self, line: Line, now: f64) {
+        match line {
+            Line::Ready { node, step } => {
+                if !step.is_empty() {
+                    self.slurm_steps.insert(step);
+                }
+                self.ready(node, now);
+            }
+            Line::Stdout { id, bytes, .. } => self.stdout.entry(id).or_default().extend(bytes),
+            Line::Stderr { id, bytes, .. } => self.stderr.entry(id).or_default().extend(bytes),
+            Line::End(e) => {
+                if let Some(&(s, i)) = self.at.get(e.id) {
+                    let client = self.batch[s].invocations[i].role != Role::Server;
+                    if client && !self.ended.contains_key(&e.id) {
+                        self.waiting[s] = self.waiting[s].saturating_sub(1);
+                        self.release(s);
+                    }
+                    self.ended.insert(e.id, e);
+                }
+            }
+            Line::Broken { node, why } => {
+                self.broken.insert(node.clone(), why);
+                // A node that cannot run its share is ready for the barrier.
+                self.ready(node, now);
+            }
+            Line::Bye { .. } => {}
+        }
+    }
+
+    /// Every client beside the step (not on a node) has ended.
+    fn others_ended(&mut self, on_node: impl Fn(&str) -> bool) {
+        for s in 0..self.batch.len() {
+            let done = self.batch[s]
+                .invocations
+                .iter()
+                .filter(|i| i.role != Role::Server && !on_node(&i.host))
+                .count();
+            self.waiting[s] = self.waiting[s].saturating_sub(done);
+            self.release(s);
+        }
+    }
+
+    /// The output of node command `id`: what it said and how it ended, or
+    /// why it never reported.
+    fn output(&mut self, id: usize, inv: &Invocation, after: &After) -> InvocationOutput {
+        let text =
+            |b: Option<Vec<u8>>| String::from_utf8_lossy(&b.unwrap_or_default()).into_owned();
+        let stdout = text(self.stdout.remove(&id));
+        let stderr = text(self.stderr.remove(&id));
+        if let Some(e) = self.ended.get(&id) {
+            let program = inv.argv.first().map_or("", String::as_str);
+            return InvocationOutput {
+                failure: wire::failure(&inv.host, program, inv.limit().as_secs(), e, &stderr),
+                stdout,
+                stderr,
+                exit: e.exit,
+                started_s: after.go + e.started,
+                ended_s: after.go + e.ended,
+            };
+        }
+        let why = if let Some(b) = self.broken.get(&inv.host) {
+            ExecFailure::Transport(format!("{}: the node agent could not run: {b}", inv.host))
+        } else if after.cancelled {
+            ExecFailure::Cancelled("the run was interrupted".into())
+        } else {
+            let srun = if after.srun_said.is_empty() {
+                String::new()
+            } else {
+                format!("; srun said: {}", last_lines(&after.srun_said, 5))
+            };
+            ExecFailure::Transport(format!(
+                "{}: the Slurm step ended before this command reported{srun}",
+                inv.host
+            ))
+        };
+        InvocationOutput {
+            stdout,
+            stderr,
+            failure: Some(why),
+            started_s: after.go,
+            ended_s: after.now,
+            exit: None,
+        }
     }
 }
 
