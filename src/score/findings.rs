@@ -92,11 +92,12 @@ pub fn verdicts(gate: &Gate, kind: &str, findings: &[Finding]) -> Vec<VerdictRec
                 .map(|f| verdict_of(gate, f))
                 .max()
                 .unwrap_or(Verdict::Pass);
-            let wrong: Vec<String> = fs
-                .iter()
-                .filter(|f| f.outcome != Outcome::Ok)
-                .map(|f| describe(gate, f))
-                .collect();
+            // Worst first, so a failed component's message opens with what
+            // failed it, not with a not-available read beside it.
+            let mut wrong: Vec<&&Finding> =
+                fs.iter().filter(|f| f.outcome != Outcome::Ok).collect();
+            wrong.sort_by_key(|f| std::cmp::Reverse(verdict_of(gate, f)));
+            let wrong: Vec<String> = wrong.into_iter().map(|f| describe(gate, f)).collect();
             let message = if wrong.is_empty() {
                 let mut checks: Vec<&str> = fs.iter().map(|f| f.check.as_str()).collect();
                 checks.dedup();
@@ -152,16 +153,21 @@ mod tests {
         let gate = Gate::default();
         let fs = [
             f("nic.firmware", "gpu001:mlx5_0", Outcome::Ok),
-            f("nic.pfc", "gpu001:mlx5_0", Outcome::Deviation),
             f("nic.dcqcn", "gpu001:mlx5_0", Outcome::NotAvailable),
+            f("nic.pfc", "gpu001:mlx5_0", Outcome::Deviation),
             f("nic.firmware", "gpu002:mlx5_0", Outcome::Ok),
         ];
         let v = verdicts(&gate, "audit", &fs);
         assert_eq!(v.len(), 2);
         assert_eq!(v[0].component, "gpu001:mlx5_0");
         assert_eq!(v[0].verdict, Verdict::Fail);
-        assert!(v[0].message.contains("nic.pfc deviation"));
-        assert!(v[0].message.contains("nic.dcqcn not available"));
+        // What failed it leads, though it was found after the warning.
+        assert!(
+            v[0].message.starts_with("nic.pfc deviation"),
+            "{}",
+            v[0].message
+        );
+        assert!(v[0].message.contains("; nic.dcqcn not available"));
         assert!(v[0]
             .message
             .contains("tried: dcb pfc show dev rdma0; mlnx_qos -i rdma0"));
