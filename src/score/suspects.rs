@@ -665,7 +665,10 @@ fn explain_away(topo: &Topo, obs: Vec<Obs>) -> Localisation {
     loop {
         // A collision counts only for the uplinks, and only for uplinks
         // that something else (a failing pair, a port reading) implicates:
-        // collisions alone are ECMP, not a suspect.
+        // collisions alone are ECMP, not a suspect. A hot uplink speaks of
+        // its own link only: a weak optic on one uplink does not move flows
+        // onto its siblings, so their hashing luck must not turn that link's
+        // suspect into "all of the leaf's uplinks".
         let solid: BTreeSet<&Comp> = open
             .iter()
             .filter(|&&i| obs[i].collision.is_none())
@@ -676,7 +679,12 @@ fn explain_away(topo: &Topo, obs: Vec<Obs>) -> Localisation {
             let o = &obs[i];
             for c in &o.touches {
                 let counts = o.collision.is_none()
-                    || matches!(c, Comp::Uplinks(_) | Comp::Link(_)) && solid.contains(c);
+                    || solid.contains(c)
+                        && match c {
+                            Comp::Link(_) => true,
+                            Comp::Uplinks(_) => o.class != ECMP_CHECK,
+                            _ => false,
+                        };
                 if counts {
                     *score.entry(c).or_default() += o.weight * consistency(c, &o.class);
                 }
@@ -1063,6 +1071,45 @@ mod tests {
             ("uplink", "r0-leaf2:swp33 <-> spine1:swp22")
         );
         assert!(loc.unexplained.is_empty(), "{:?}", loc.unexplained);
+    }
+
+    #[test]
+    fn a_weak_optic_on_one_uplink_is_that_link_not_its_leafs_hot_siblings() {
+        let mut records = mesh(16, &|_, _| 391.0);
+        records.push(finding(
+            "optics.weak_lane",
+            "spine1:swp22",
+            Outcome::Deviation,
+        ));
+        // The audit read every other optic of the fabric links: fine.
+        for leaf in 1..=2 {
+            for u in 0..4 {
+                let ends = [
+                    format!("r0-leaf{leaf}:swp{}", 31 + u),
+                    format!("spine{}:swp{}", 1 + u % 2, leaf * 10 + u),
+                ];
+                for end in ends.iter().filter(|e| *e != "spine1:swp22") {
+                    records.push(finding("optics.weak_lane", end, Outcome::Ok));
+                }
+            }
+        }
+        for p in [31, 32, 34] {
+            records.push(finding(
+                "counters.ecmp_balance",
+                &format!("r0-leaf2:swp{p}"),
+                Outcome::Deviation,
+            ));
+        }
+        let loc = localise(&records);
+        assert_eq!(
+            named(&loc),
+            vec![("uplink", "r0-leaf2:swp33 <-> spine1:swp22")],
+            "{:?}",
+            loc.suspects
+        );
+        // The siblings' hot windows stay what they are: ECMP collisions.
+        let hot: Vec<&str> = loc.collisions.iter().map(|c| c.leaves.as_str()).collect();
+        assert_eq!(hot, ["r0-leaf2:swp31", "r0-leaf2:swp32", "r0-leaf2:swp34"]);
     }
 
     #[test]
