@@ -867,14 +867,7 @@ mod tests {
                 role: role.into(),
             });
         }
-        for leaf in 1..=2 {
-            for u in 0..4 {
-                topo.fabric_links.push([
-                    format!("r0-leaf{leaf}:swp{}", 31 + u),
-                    format!("spine{}:swp{}", 1 + u % 2, leaf * 10 + u),
-                ]);
-            }
-        }
+        topo.fabric_links = fabric_links();
         let mut s: crate::report::events::RunStarted = serde_json::from_value(json!({
             "rocegate_version": "0", "suite": "s", "fabric": "f", "environment": "lab",
             "transport": "emulated", "seed": 1, "started_at": "2026-01-01T00:00:00Z",
@@ -884,6 +877,21 @@ mod tests {
         .unwrap();
         s.topology = Box::new(topo);
         Record::RunStarted(s)
+    }
+
+    /// The test pod's leaf–spine links: uplink u of leaf L is its swp(31+u)
+    /// to spine (1 + u % 2), port L*10+u.
+    fn fabric_links() -> Vec<[String; 2]> {
+        (1..=2)
+            .flat_map(|leaf| {
+                (0..4).map(move |u| {
+                    [
+                        format!("r0-leaf{leaf}:swp{}", 31 + u),
+                        format!("spine{}:swp{}", 1 + u % 2, leaf * 10 + u),
+                    ]
+                })
+            })
+            .collect()
     }
 
     fn nic(i: usize) -> String {
@@ -1082,15 +1090,9 @@ mod tests {
             Outcome::Deviation,
         ));
         // The audit read every other optic of the fabric links: fine.
-        for leaf in 1..=2 {
-            for u in 0..4 {
-                let ends = [
-                    format!("r0-leaf{leaf}:swp{}", 31 + u),
-                    format!("spine{}:swp{}", 1 + u % 2, leaf * 10 + u),
-                ];
-                for end in ends.iter().filter(|e| *e != "spine1:swp22") {
-                    records.push(finding("optics.weak_lane", end, Outcome::Ok));
-                }
+        for end in fabric_links().iter().flatten() {
+            if end != "spine1:swp22" {
+                records.push(finding("optics.weak_lane", end, Outcome::Ok));
             }
         }
         for p in [31, 32, 34] {
